@@ -1,0 +1,31 @@
+# Two commands for a newcomer: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.installed
+	$(BIN)/python -m pip install -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.installed  ## start the dashboard at http://localhost:8501
+	$(BIN)/python -m streamlit run streamlit_app.py --server.port $(PORT)
+
+test: $(VENV)/.dev-installed  ## run every test
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

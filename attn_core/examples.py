@@ -1,0 +1,22 @@
+"""The worked examples of the source tutorials, as data."""
+
+DEFAULT_SENTENCE = "I am going to play"
+CAT_SAT = "The cat sat on the mat"
+
+# "Playing Outside": the source gives q, k and v directly (d_k = 4).
+PLAYING_OUTSIDE_TOKENS = ("Playing", "Outside")
+PLAYING_OUTSIDE_Q = ((0.212, 0.04, 0.63, 0.36), (0.1, 0.14, 0.86, 0.77))
+PLAYING_OUTSIDE_K = ((0.31, 0.84, 0.963, 0.57), (0.45, 0.94, 0.73, 0.58))
+PLAYING_OUTSIDE_V = ((0.36, 0.83, 0.1, 0.38), (0.31, 0.36, 0.19, 0.72))
+
+# The batch example: B = 6 sentences of T = 8 tokens, C = 32, head size d = 16.
+BATCH_SENTENCES = (
+    "the cat sat on the mat all day",
+    "I am going to play outside with friends",
+    "money goes into the bank every single month",
+    "we sat on the river bank at dusk",
+    "the street was too crowded for the animal",
+    "attention lets every word look at the others",
+)
+BATCH_D_MODEL = 32
+BATCH_D_K = 16

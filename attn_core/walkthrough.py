@@ -1,0 +1,95 @@
+"""The Pipeline view's computation: from tokens to context vectors, for each example."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from attn_core import examples
+from attn_core.attention import AttentionSteps, attend, cross_attention
+from attn_core.text import tokenize
+from attn_core.toy import embed_tokens, positional_encoding, qkv_projections
+
+# Preset name -> label. "custom" uses the user's sentence.
+PRESETS = {
+    "custom": "Your sentence",
+    "playing-outside": "Playing Outside (q, k, v given, d_k = 4)",
+    "cat-sat": "The cat sat on the mat",
+    "random-batch": "Batch of 6 sentences (B=6, T=8, C=32, d=16)",
+}
+
+# Presets that fix the model width C and head size d_k (None: not used).
+FIXED_SIZES = {
+    "playing-outside": (None, 4),
+    "random-batch": (examples.BATCH_D_MODEL, examples.BATCH_D_K),
+}
+
+
+@dataclass(frozen=True)
+class Walkthrough:
+    """Every matrix of the step-by-step walk, for a batch of B sentences."""
+
+    query_tokens: list[list[str]]  # B lists of Tq tokens
+    key_tokens: list[list[str]]  # B lists of Tk tokens (the same lists for self-attention)
+    x: Tensor | None  # (B, Tq, C) embeddings; None when the example gives Q, K, V directly
+    x_source: Tensor | None  # (B, Tk, C) embeddings of the key/value sentence (cross-attention only)
+    w_q: Tensor | None  # (C, d_k)
+    w_k: Tensor | None  # (C, d_k)
+    w_v: Tensor | None  # (C, d_k)
+    steps: AttentionSteps  # every tensor with a leading B
+
+
+def _embed(sentences: list[list[str]], d_model: int, seed: int, positional: bool, device: torch.device) -> Tensor:
+    x = torch.stack([embed_tokens(tokens, d_model, seed, device) for tokens in sentences])  # (B, T, C)
+    return x + positional_encoding(x.shape[1], d_model, device) if positional else x
+
+
+def build_walkthrough(
+    preset: str,
+    tokens: list[str],
+    d_model: int,
+    d_k: int,
+    seed: int = 0,
+    scaled: bool = True,
+    positional: bool = False,
+    source_tokens: list[str] | None = None,
+    device: torch.device | str = "cpu",
+) -> Walkthrough:
+    """Run one example through attention, keeping every step.
+
+    Args:
+        preset: a key of PRESETS; "custom" uses ``tokens``.
+        tokens: the user's sentence, tokenized (used by "custom").
+        d_model, d_k: model width C and head size (presets in FIXED_SIZES override them).
+        seed: seeds the toy embeddings and projections.
+        scaled: divide the scores by sqrt(d_k) (else scale 1).
+        positional: add sinusoidal position encodings to the embeddings.
+        source_tokens: for "custom", a second sentence that supplies the keys
+            and values (cross-attention); None or empty for self-attention.
+        device: where the tensors live.
+    """
+    scale = None if scaled else 1.0
+    if preset == "playing-outside":
+        q, k, v = (
+            torch.tensor(rows, device=device).unsqueeze(0)  # (1, 2, 4)
+            for rows in (examples.PLAYING_OUTSIDE_Q, examples.PLAYING_OUTSIDE_K, examples.PLAYING_OUTSIDE_V)
+        )
+        sentences = [list(examples.PLAYING_OUTSIDE_TOKENS)]
+        return Walkthrough(sentences, sentences, None, None, None, None, None, attend(q, k, v, scale=scale))
+
+    d_model, d_k = FIXED_SIZES.get(preset, (d_model, d_k))
+    if preset == "random-batch":
+        sentences = [tokenize(sentence) for sentence in examples.BATCH_SENTENCES]
+    elif preset == "cat-sat":
+        sentences = [tokenize(examples.CAT_SAT)]
+    else:
+        sentences = [tokens]
+    key_sentences = [source_tokens] if preset == "custom" and source_tokens else sentences
+
+    x = _embed(sentences, d_model, seed, positional, device)  # (B, Tq, C)
+    x_source = None if key_sentences is sentences else _embed(key_sentences, d_model, seed, positional, device)
+    w_q, w_k, w_v = qkv_projections(d_model, d_k, seed, device)
+    steps = cross_attention(x, x if x_source is None else x_source, w_q, w_k, w_v, scale=scale)
+    return Walkthrough(sentences, key_sentences, x, x_source, w_q, w_k, w_v, steps)

@@ -1,0 +1,25 @@
+"""Turning what the user typed into tokens, with a clear message for odd input."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attn_core import tokenize
+
+MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
+
+
+def tokens_from_text(text: str, limit: int, example: str | None = None) -> list[str]:
+    """Tokens of ``text``, cut to ``limit`` with a notice.
+
+    With no tokens at all, the example's tokens (and a message saying so), or [] without an example.
+    """
+    tokens = tokenize(text[:MAX_CHARS])
+    if not tokens and example is not None:
+        st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
+        return tokenize(example)
+    if len(tokens) > limit:
+        more = "+" if len(text) > MAX_CHARS else ""
+        st.warning(f"Your text has {len(tokens):,}{more} tokens; this view shows the first {limit}.")
+        return tokens[:limit]
+    return tokens

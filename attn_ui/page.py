@@ -1,0 +1,36 @@
+"""Page set-up shared by every view: title, layout and the sidebar's map of views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class View:
+    path: str  # relative to streamlit_app.py
+    label: str
+    icon: str
+    summary: str
+
+
+HOME = View("streamlit_app.py", "Home", ":material/home:", "What this app is for.")
+VIEWS = (
+    View(
+        "pages/1_Pipeline.py",
+        "Pipeline",
+        ":material/account_tree:",
+        "Step by step from words to context vectors: X, W_Q, W_K, W_V, Q, K, V, scores, softmax, weights @ V.",
+    ),
+)
+
+
+def setup(view: View) -> None:
+    """Call first on every page: page config and the sidebar navigation."""
+    st.set_page_config(page_title=f"{view.label} · Attention Explorer", page_icon=view.icon, layout="wide")
+    with st.sidebar:
+        st.markdown("**Attention Explorer**")
+        for item in (HOME, *VIEWS):
+            st.page_link(item.path, label=item.label, icon=item.icon)
+        st.divider()

@@ -1,0 +1,64 @@
+"""Drawing one named step of a computation: its formula, its shape, its matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from torch import Tensor
+
+from attn_ui.charts import heatmap
+
+TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
+
+
+def unique_labels(labels: list[str]) -> list[str]:
+    """Labels made distinct by their position where a token repeats ("the #4")."""
+    return [f"{label} #{i}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
+
+
+def numbers_table(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:
+    shown = np.where(np.isneginf(matrix), np.nan, matrix)  # masked cells read "masked"
+    return pd.DataFrame(shown, index=unique_labels(row_labels), columns=unique_labels(col_labels))
+
+
+def matrix_step(
+    title: str,
+    formula: str,
+    tensor: Tensor,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    shape: tuple[int, ...] | None = None,
+    kind: str = "signed",
+    row_title: str = "token",
+    col_title: str = "feature",
+    max_width: int = 640,
+) -> None:
+    """Name, formula, shape and heatmap of one matrix; its numbers too when it is small.
+
+    ``shape`` is the full tensor's shape when ``tensor`` is one slice of a batch.
+    """
+    matrix = tensor.detach().cpu().double().numpy()
+    st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`")
+    st.latex(formula)
+    st.altair_chart(
+        heatmap(matrix, row_labels, col_labels, kind=kind, row_title=row_title, col_title=col_title, max_width=max_width),
+        width="content",
+    )
+    if matrix.size <= TABLE_UP_TO:
+        with st.expander(f"Numbers of {title}"):
+            st.dataframe(numbers_table(matrix, row_labels, col_labels).style.format("{:.4f}", na_rep="masked"))
+
+
+def feature_labels(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8) -> str:
+    """A context vector written out, e.g. ``0.51·v(Playing) + 0.49·v(Outside) = [0.3357, ...]``."""
+    terms = " + ".join(f"{float(w):.2f}·v({token})" for w, token in zip(weights, tokens, strict=True))
+    entries = [f"{float(c):.4f}" for c in context[:max_entries]]
+    if len(context) > max_entries:
+        entries.append(f"… {len(context) - max_entries} more")
+    return f"{terms} = [{', '.join(entries)}]"

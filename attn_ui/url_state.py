@@ -1,0 +1,94 @@
+"""Shareable views: each control's value lives in the URL's query parameters.
+
+A view lists its parameters, calls ``restore`` before drawing its controls
+(each control uses the parameter's key as its widget key) and ``publish``
+after them. A link opened on a fresh server therefore shows the same view,
+and bad values in a link are reported and replaced by defaults, never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+MAX_URL_VALUE = 2000  # characters; longer values are not put in the link
+
+
+@dataclass(frozen=True)
+class Param:
+    key: str  # the URL parameter's name, also the control's widget key
+    default: Any
+    parse: Callable[[str], Any]  # raises ValueError with a readable reason
+    format: Callable[[Any], str] = str
+
+
+def integer(low: int, high: int) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"expected a whole number from {low} to {high}") from None
+        if not low <= value <= high:
+            raise ValueError(f"expected a whole number from {low} to {high}")
+        return value
+
+    return parse
+
+
+def choice(options: Iterable[str]) -> Callable[[str], str]:
+    options = tuple(options)
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError("expected one of " + ", ".join(options))
+        return raw
+
+    return parse
+
+
+def text(raw: str) -> str:
+    return raw
+
+
+def on_off(raw: str) -> bool:
+    if raw.lower() in ("on", "true", "1", "yes"):
+        return True
+    if raw.lower() in ("off", "false", "0", "no"):
+        return False
+    raise ValueError("expected on or off")
+
+
+def format_on_off(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def restore(params: Iterable[Param]) -> None:
+    """Before the controls: give each control not yet on screen its value from the URL."""
+    problems = []
+    for param in params:
+        if param.key in st.session_state:
+            continue  # the control is live: the user's latest choice wins
+        raw = st.query_params.get(param.key)
+        value = param.default
+        if raw is not None:
+            try:
+                value = param.parse(raw)
+            except ValueError as reason:
+                problems.append(f"`{param.key}={raw[:40]}`: {reason}")
+        st.session_state[param.key] = value
+    if problems:
+        st.warning("Some link parameters were ignored, defaults used instead:\n\n- " + "\n- ".join(problems))
+
+
+def publish(params: Iterable[Param]) -> None:
+    """After the controls: write their current values to the URL (defaults are left out)."""
+    for param in params:
+        value = st.session_state.get(param.key, param.default)
+        formatted = param.format(value)
+        if value == param.default or len(formatted) > MAX_URL_VALUE:
+            st.query_params.pop(param.key, None)
+        else:
+            st.query_params[param.key] = formatted

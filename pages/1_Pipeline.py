@@ -1,0 +1,221 @@
+"""Pipeline view: step by step from token embeddings to context vectors."""
+
+import streamlit as st
+
+from attn_core import FIXED_SIZES, PRESETS, build_walkthrough, sdpa_difference
+from attn_core.examples import DEFAULT_SENTENCE
+from attn_ui import page, url_state
+from attn_ui.charts import BAR_HEIGHT, bars
+from attn_ui.inputs import tokens_from_text
+from attn_ui.steps import feature_labels, matrix_step, weighted_sum
+from attn_ui.url_state import Param
+
+MAX_TOKENS = 32
+PARAMS = (
+    Param("preset", "custom", url_state.choice(PRESETS)),
+    Param("text", DEFAULT_SENTENCE, url_state.text),
+    Param("source", "", url_state.text),
+    Param("d_model", 16, url_state.integer(2, 256)),
+    Param("d_k", 8, url_state.integer(1, 128)),
+    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
+    Param("scale", True, url_state.on_off, url_state.format_on_off),
+    Param("pos", False, url_state.on_off, url_state.format_on_off),
+    Param("batch", 0, url_state.integer(0, 5)),
+    Param("query", None, url_state.integer(0, MAX_TOKENS - 1)),
+)
+
+page.setup(page.VIEWS[0])
+st.title("Pipeline: from words to context vectors")
+st.markdown(
+    "Self-attention turns each token's embedding into a **context vector** that mixes in the tokens "
+    "it finds relevant. Each token plays three roles: a **query** (what am I looking for?), "
+    "a **key** (what do I offer?) and a **value** (what do I pass on?). Follow the numbers below."
+)
+url_state.restore(PARAMS)
+
+with st.sidebar:
+    preset = st.selectbox("Example", list(PRESETS), format_func=PRESETS.get, key="preset")
+    custom = preset == "custom"
+    fixed_width, fixed_head = FIXED_SIZES.get(preset, (None, None))
+    st.text_area("Sentence", key="text", disabled=not custom, help="Words, punctuation and emoji each become a token.")
+    st.text_input(
+        "Keys and values from another sentence",
+        key="source",
+        disabled=not custom,
+        placeholder="empty: self-attention",
+        help="Cross-attention, as in an encoder-decoder: queries come from the sentence above, keys and values from this one.",
+    )
+    st.number_input("Model width C", 2, 256, key="d_model", disabled=preset in FIXED_SIZES)
+    st.number_input("Head size d_k", 1, 128, key="d_k", disabled=preset in FIXED_SIZES)
+    if preset in FIXED_SIZES:
+        st.caption(f"This example fixes C = {fixed_width or '—'} and d_k = {fixed_head}.")
+    st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside")
+    scaled = st.toggle("Divide scores by √d_k", key="scale")
+    st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside")
+
+tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
+source_tokens = tokens_from_text(st.session_state["source"], MAX_TOKENS) if custom else []
+walk = build_walkthrough(
+    preset,
+    tokens,
+    st.session_state["d_model"],
+    st.session_state["d_k"],
+    seed=st.session_state["seed"],
+    scaled=scaled,
+    positional=st.session_state["pos"],
+    source_tokens=source_tokens,
+)
+steps = walk.steps
+n_sentences = len(walk.query_tokens)
+if n_sentences > 1:
+    sentence_names = [" ".join(tokens) for tokens in walk.query_tokens]
+    st.selectbox(
+        f"The batch holds B = {n_sentences} sentences; every step runs on all of them at once. Show sentence",
+        range(n_sentences),
+        format_func=lambda b: f"{b}: {sentence_names[b]}",
+        key="batch",
+    )
+b = min(st.session_state["batch"], n_sentences - 1)
+queries, keys = walk.query_tokens[b], walk.key_tokens[b]
+cross = walk.x_source is not None
+d_k = steps.q.shape[-1]
+scale_text = rf"\frac{{1}}{{\sqrt{{{d_k}}}}}" if scaled else r"1 \;\text{(unscaled)}"
+
+st.header("1 · Embeddings and projections")
+if walk.x is None:
+    st.info(
+        "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, "
+        "so the embedding and projection steps are skipped."
+    )
+else:
+    st.markdown(
+        "Each token is looked up in an embedding table: the same word always gets the same row, "
+        "whatever its neighbours (like word2vec). "
+        + (
+            "Position encodings are added, so equal words at different places now differ."
+            if st.session_state["pos"]
+            else "Nothing here says *where* a token stands: without position encodings, a repeated word "
+            "gets identical rows all the way down. Switch them on in the sidebar to compare."
+        )
+    )
+    n_features = walk.x.shape[-1]
+    matrix_step(
+        "X, the token embeddings",
+        r"X \in \mathbb{R}^{T \times C}",
+        walk.x[b],
+        queries,
+        feature_labels(n_features),
+        shape=tuple(walk.x.shape),
+    )
+    if cross:
+        matrix_step(
+            "X_src, the other sentence's embeddings",
+            r"X_{src} \in \mathbb{R}^{T_k \times C}",
+            walk.x_source[b],
+            keys,
+            feature_labels(n_features),
+            shape=tuple(walk.x_source.shape),
+        )
+    st.markdown("Three learned matrices project every embedding to a query, a key and a value of size d_k.")
+    for column, name, weights in zip(st.columns(3), ("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
+        with column:
+            matrix_step(
+                f"W_{name}",
+                rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}",
+                weights,
+                feature_labels(n_features),
+                feature_labels(d_k),
+                row_title="input feature",
+                col_title="output feature",
+                max_width=300,
+            )
+
+st.header("2 · Queries, keys and values")
+source_name = "X_{src}" if cross else "X"
+qkv = zip(st.columns(3), ("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True)
+for column, name, tensor, labels in qkv:
+    with column:
+        if walk.x is None:
+            formula = rf"{name}\ \text{{(given)}}"
+        else:
+            formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}"
+        matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape), max_width=300)
+
+st.header("3 · Scores, scaling and softmax")
+st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
+columns = st.columns(3)
+with columns[0]:
+    matrix_step(
+        "Scores",
+        r"S = Q K^\top",
+        steps.scores[b],
+        queries,
+        keys,
+        shape=tuple(steps.scores.shape),
+        row_title="query",
+        col_title="key",
+        max_width=300,
+    )
+with columns[1]:
+    matrix_step(
+        "Scaled scores",
+        rf"S' = S \cdot {scale_text}",
+        steps.scaled[b],
+        queries,
+        keys,
+        shape=tuple(steps.scaled.shape),
+        row_title="query",
+        col_title="key",
+        max_width=300,
+    )
+with columns[2]:
+    matrix_step(
+        "Attention weights",
+        r"A = \operatorname{softmax}_{\text{keys}}(S')",
+        steps.weights[b],
+        queries,
+        keys,
+        shape=tuple(steps.weights.shape),
+        kind="weights",
+        row_title="query",
+        col_title="key",
+        max_width=300,
+    )
+
+st.header("4 · Context vectors")
+st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
+matrix_step(
+    "Context", r"Z = A V", steps.context[b], queries, feature_labels(steps.context.shape[-1]), shape=tuple(steps.context.shape)
+)
+
+st.header("5 · One query token")
+if st.session_state["query"] is None or st.session_state["query"] >= len(queries):
+    st.session_state["query"] = len(queries) - 1
+query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
+left, right = st.columns(2)
+with left:
+    st.altair_chart(
+        bars(
+            steps.scaled[b, query].cpu().numpy(), keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”"
+        ),
+        height=BAR_HEIGHT,
+    )
+with right:
+    st.altair_chart(
+        bars(steps.weights[b, query].cpu().numpy(), keys, value_title="weight", title=f"Attention weights of “{queries[query]}”"),
+        height=BAR_HEIGHT,
+    )
+st.markdown(f"Context vector of **{queries[query]}**:")
+st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
+
+st.header("6 · Correctness")
+row_sums = steps.weights.sum(dim=-1)
+left, right = st.columns(2)
+left.metric("Largest |row sum − 1| of the weights", f"{float((row_sums - 1).abs().max()):.1e}")
+right.metric("Largest difference from torch's scaled_dot_product_attention", f"{sdpa_difference(steps):.1e}")
+st.caption(
+    "Both on every sentence of the batch, in float32. PyTorch's fused kernel computes the same "
+    "formula in a different order, so differences around 1e-7 are rounding."
+)
+
+url_state.publish(PARAMS)

@@ -1,0 +1,26 @@
+"""Attention Explorer: the home page and map of the views."""
+
+import streamlit as st
+
+from attn_ui import page
+
+page.setup(page.HOME)
+st.title("Attention Explorer")
+st.markdown(
+    "See self-attention work, with every number on screen: how token embeddings become queries, "
+    "keys and values, how scores turn into weights, and how the weights mix the values into "
+    "context vectors. Every view runs a small attention engine written in PyTorch, checked "
+    "against PyTorch's own `scaled_dot_product_attention`."
+)
+st.latex(r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+
+st.subheader("The views")
+for view in page.VIEWS:
+    st.page_link(view.path, label=view.label, icon=view.icon)
+    st.caption(view.summary)
+
+st.subheader("Sharing what you see")
+st.markdown(
+    "Every control of a view is kept in the page's address, so copying the URL shares exactly what "
+    "is on screen, e.g. `/Pipeline?preset=playing-outside`."
+)
