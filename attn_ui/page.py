@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import streamlit as st
 
@@ -13,6 +15,11 @@ class View:
     label: str
     icon: str
     summary: str
+
+    @property
+    def url_path(self) -> str:
+        """The page's address under the server, as Streamlit derives it: pages/1_Pipeline.py → /Pipeline."""
+        return re.sub(r"^\d+_", "", PurePosixPath(self.path).stem)
 
 
 HOME = View("streamlit_app.py", "Home", ":material/home:", "What this app is for.")

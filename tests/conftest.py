@@ -1,0 +1,53 @@
+"""Shared test helpers: AppTest runs that start from streamlit_app.py, and chart data readers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "streamlit_app.py")
+TIMEOUT = 60  # seconds; the first run imports torch
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    """Caches outlive AppTest instances in one process; each test starts clean."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def open_view(page: str | None = None, **query: str) -> AppTest:
+    """Run the app as a browser would: from streamlit_app.py, optionally opening ``page``
+    (e.g. "pages/1_Pipeline.py") with URL query parameters, as a shared link does."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    if page is not None:
+        at.switch_page(page)
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No traceback reached the user."""
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def chart_frames(at: AppTest) -> list[list[dict]]:
+    """Per chart on the page, the rows of every dataset it draws."""
+    charts = []
+    for chart in at.get("vega_lite_chart"):
+        rows = []
+        for dataset in chart.proto.datasets:
+            rows += pa.ipc.open_stream(dataset.data.data).read_all().to_pylist()
+        charts.append(rows)
+    return charts
+
+
+def texts(at: AppTest, kind: str) -> list[str]:
+    """The text of every element of one kind (e.g. "info", "warning", "code", "markdown")."""
+    return [element.value for element in at.get(kind)]

@@ -1,0 +1,132 @@
+"""The home page and the Pipeline view, run by AppTest from streamlit_app.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attn_core import PRESETS, build_walkthrough, tokenize
+from attn_core.examples import DEFAULT_SENTENCE
+from attn_ui.page import VIEWS
+from tests.conftest import assert_clean, chart_frames, open_view, texts
+
+PIPELINE = "pages/1_Pipeline.py"
+
+
+def metric(at, label_start: str) -> float:
+    return float(next(m.value for m in at.metric if m.label.startswith(label_start)))
+
+
+def heatmap_values(at, n_rows: int, n_cols: int) -> list[torch.Tensor]:
+    """Every heatmap of the given size on the page, as a matrix (masked cells NaN)."""
+    found = []
+    for rows in chart_frames(at):
+        if rows and "row" in rows[0] and len(rows) == n_rows * n_cols:
+            matrix = torch.full((n_rows, n_cols), float("nan"), dtype=torch.float64)
+            for cell in rows:
+                if cell["value"] is not None:
+                    matrix[cell["row"], cell["col"]] = cell["value"]
+            found.append(matrix)
+    return found
+
+
+def test_home_page_links_every_view():
+    at = open_view()
+    assert_clean(at)
+    assert "Attention Explorer" in at.title[0].value
+    linked = {link.proto.page for link in at.get("page_link")}
+    assert {view.url_path for view in VIEWS} <= linked
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.label)
+def test_every_view_opens_without_exception(view):
+    at = open_view(view.path)
+    assert_clean(at)
+    assert at.title, view.path
+
+
+def test_pipeline_defaults_match_engine():
+    at = open_view(PIPELINE)
+    assert_clean(at)
+    tokens = tokenize(DEFAULT_SENTENCE)
+    walk = build_walkthrough("custom", tokens, 16, 8, seed=0, scaled=True, positional=False)
+    t = len(tokens)
+    # The weights heatmap on the page draws exactly the engine's weights.
+    expected = walk.steps.weights[0].double()
+    assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, t, t))
+    # The query picker defaults to the last token; its context is written out as a weighted sum.
+    code = texts(at, "code")[0]
+    last = walk.steps.context[0, -1]
+    assert code.endswith("= [" + ", ".join(f"{float(c):.4f}" for c in last) + "]")
+    assert f"·v({tokens[0]})" in code
+    assert metric(at, "Largest |row sum") < 1e-5
+    assert metric(at, "Largest difference") < 1e-5
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "custom"])
+def test_each_preset_runs(preset):
+    at = open_view(PIPELINE, preset=preset)
+    assert_clean(at)
+    assert at.selectbox(key="preset").value == preset
+    assert metric(at, "Largest difference") < 1e-5
+
+
+def test_playing_outside_link_shows_reference_numbers():
+    at = open_view(PIPELINE, preset="playing-outside", query="0")
+    assert_clean(at)
+    weights = heatmap_values(at, 2, 2)
+    reference = torch.tensor([[0.5137, 0.4863], [0.5206, 0.4794]], dtype=torch.float64)
+    assert any(torch.allclose(m, reference, atol=5e-5) for m in weights)
+    code = texts(at, "code")[0]
+    assert code == "0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]"
+
+
+def test_random_batch_selector_picks_the_sentence():
+    at = open_view(PIPELINE, preset="random-batch", batch="3")
+    assert_clean(at)
+    walk = build_walkthrough("random-batch", [], 32, 16, seed=0, scaled=True, positional=False)
+    assert tuple(walk.steps.weights.shape) == (6, 8, 8)
+    assert at.selectbox(key="batch").value == 3
+    expected = walk.steps.weights[3].double()
+    assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, 8, 8))
+
+
+def test_controls_are_written_to_the_url():
+    at = open_view(PIPELINE)
+    at.number_input(key="seed").set_value(7)
+    at.toggle(key="scale").set_value(False)
+    at.run()
+    assert_clean(at)
+    assert at.query_params["seed"] == "7"
+    assert at.query_params["scale"] == "off"
+
+
+def test_empty_sentence_shows_the_example():
+    at = open_view(PIPELINE, text="   ")
+    assert_clean(at)
+    assert any("no words" in message for message in texts(at, "info"))
+    assert metric(at, "Largest difference") < 1e-5
+
+
+def test_huge_text_is_cut_with_a_notice():
+    at = open_view(PIPELINE)
+    at.text_area(key="text").set_value("word " * 5000).run()
+    assert_clean(at)
+    assert any("first 32" in message for message in texts(at, "warning"))
+    assert len(at.selectbox(key="query").options) == 32
+
+
+def test_unicode_and_emoji_are_tokens():
+    at = open_view(PIPELINE, text="Café naïve 😀 東京 👍🏽!")
+    assert_clean(at)
+    options = at.selectbox(key="query").options
+    assert len(options) == 7
+    assert any("😀" in option for option in options)
+
+
+def test_bad_link_values_warn_and_fall_back():
+    at = open_view(PIPELINE, seed="banana", d_k="100000", preset="nope", query="99")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "seed=banana" in warning and "d_k=100000" in warning and "preset=nope" in warning
+    assert at.number_input(key="seed").value == 0
