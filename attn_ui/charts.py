@@ -86,7 +86,15 @@ def heatmap(
     cells = (
         base.transform_filter("!datum.masked")
         .mark_rect()
-        .encode(color=alt.Color("value:Q", scale=_colour_scale(kind, bound), title=kind), tooltip=tooltip)
+        .encode(
+            color=alt.Color(
+                "value:Q",
+                scale=_colour_scale(kind, bound),
+                title=None,
+                legend=alt.Legend(orient="bottom", direction="horizontal"),
+            ),
+            tooltip=tooltip,
+        )
     )
     masked_cells = (
         base.transform_filter("datum.masked")

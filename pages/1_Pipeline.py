@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attn_core import FIXED_SIZES, PRESETS, build_walkthrough, sdpa_difference
+from attn_core import FIXED_SIZES, PRESETS, available_devices, build_walkthrough, sdpa_difference
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, bars
@@ -11,6 +11,7 @@ from attn_ui.steps import feature_labels, matrix_step, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
+COLUMN_WIDTH = 220  # pixels of cells in a chart that shares a row with two others
 PARAMS = (
     Param("preset", "custom", url_state.choice(PRESETS)),
     Param("text", DEFAULT_SENTENCE, url_state.text),
@@ -22,6 +23,7 @@ PARAMS = (
     Param("pos", False, url_state.on_off, url_state.format_on_off),
     Param("batch", 0, url_state.integer(0, 5)),
     Param("query", None, url_state.integer(0, MAX_TOKENS - 1)),
+    Param("device", "cpu", url_state.choice(available_devices())),
 )
 
 page.setup(page.VIEWS[0])
@@ -52,6 +54,8 @@ with st.sidebar:
     st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside")
     scaled = st.toggle("Divide scores by √d_k", key="scale")
     st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside")
+    if len(available_devices()) > 1:
+        st.selectbox("Device", available_devices(), key="device", help="Where the tensors live and the engine runs.")
 
 tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
 source_tokens = tokens_from_text(st.session_state["source"], MAX_TOKENS) if custom else []
@@ -64,6 +68,7 @@ walk = build_walkthrough(
     scaled=scaled,
     positional=st.session_state["pos"],
     source_tokens=source_tokens,
+    device=st.session_state["device"],
 )
 steps = walk.steps
 n_sentences = len(walk.query_tokens)
@@ -127,7 +132,7 @@ else:
                 feature_labels(d_k),
                 row_title="input feature",
                 col_title="output feature",
-                max_width=300,
+                max_width=COLUMN_WIDTH,
             )
 
 st.header("2 · Queries, keys and values")
@@ -139,7 +144,8 @@ for column, name, tensor, labels in qkv:
             formula = rf"{name}\ \text{{(given)}}"
         else:
             formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}"
-        matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape), max_width=300)
+        features = feature_labels(tensor.shape[-1])
+        matrix_step(name, formula, tensor[b], labels, features, shape=tuple(tensor.shape), max_width=COLUMN_WIDTH)
 
 st.header("3 · Scores, scaling and softmax")
 st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
@@ -154,7 +160,7 @@ with columns[0]:
         shape=tuple(steps.scores.shape),
         row_title="query",
         col_title="key",
-        max_width=300,
+        max_width=COLUMN_WIDTH,
     )
 with columns[1]:
     matrix_step(
@@ -166,7 +172,7 @@ with columns[1]:
         shape=tuple(steps.scaled.shape),
         row_title="query",
         col_title="key",
-        max_width=300,
+        max_width=COLUMN_WIDTH,
     )
 with columns[2]:
     matrix_step(
@@ -179,7 +185,7 @@ with columns[2]:
         kind="weights",
         row_title="query",
         col_title="key",
-        max_width=300,
+        max_width=COLUMN_WIDTH,
     )
 
 st.header("4 · Context vectors")
