@@ -149,44 +149,25 @@ for column, name, tensor, labels in qkv:
 
 st.header("3 · Scores, scaling and softmax")
 st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-columns = st.columns(3)
-with columns[0]:
-    matrix_step(
-        "Scores",
-        r"S = Q K^\top",
-        steps.scores[b],
-        queries,
-        keys,
-        shape=tuple(steps.scores.shape),
-        row_title="query",
-        col_title="key",
-        max_width=COLUMN_WIDTH,
-    )
-with columns[1]:
-    matrix_step(
-        "Scaled scores",
-        rf"S' = S \cdot {scale_text}",
-        steps.scaled[b],
-        queries,
-        keys,
-        shape=tuple(steps.scaled.shape),
-        row_title="query",
-        col_title="key",
-        max_width=COLUMN_WIDTH,
-    )
-with columns[2]:
-    matrix_step(
-        "Attention weights",
-        r"A = \operatorname{softmax}_{\text{keys}}(S')",
-        steps.weights[b],
-        queries,
-        keys,
-        shape=tuple(steps.weights.shape),
-        kind="weights",
-        row_title="query",
-        col_title="key",
-        max_width=COLUMN_WIDTH,
-    )
+score_steps = (
+    ("Scores", r"S = Q K^\top", steps.scores, "signed"),
+    ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
+    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
+)
+for column, (title, formula, tensor, kind) in zip(st.columns(3), score_steps, strict=True):
+    with column:
+        matrix_step(
+            title,
+            formula,
+            tensor[b],
+            queries,
+            keys,
+            shape=tuple(tensor.shape),
+            kind=kind,
+            row_title="query",
+            col_title="key",
+            max_width=COLUMN_WIDTH,
+        )
 
 st.header("4 · Context vectors")
 st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
