@@ -24,6 +24,9 @@ run: $(VENV)/.installed  ## start the dashboard at http://localhost:8501
 test: $(VENV)/.dev-installed  ## run every test
 	$(BIN)/python -m pytest
 
+bench: $(VENV)/.installed  ## time the views (see README "Speed")
+	$(BIN)/python benchmarks/bench_views.py
+
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 

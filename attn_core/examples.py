@@ -9,6 +9,12 @@ PLAYING_OUTSIDE_Q = ((0.212, 0.04, 0.63, 0.36), (0.1, 0.14, 0.86, 0.77))
 PLAYING_OUTSIDE_K = ((0.31, 0.84, 0.963, 0.57), (0.45, 0.94, 0.73, 0.58))
 PLAYING_OUTSIDE_V = ((0.36, 0.83, 0.1, 0.38), (0.31, 0.36, 0.19, 0.72))
 
+# Softmax temperature (source 003): diffused at scale 1, almost one-hot at scale 100.
+TEMPERATURE_LOGITS = (0.1, 0.4, -0.9, 0.02, 0.35, -0.62)
+
+# The Masking view's default batch: sentences of different lengths, separated by "|".
+MASKING_SENTENCES = "The cat sat on the mat | I am going to play | Money goes into the bank every month"
+
 # The batch example: B = 6 sentences of T = 8 tokens, C = 32, head size d = 16.
 BATCH_SENTENCES = (
     "the cat sat on the mat all day",

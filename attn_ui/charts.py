@@ -18,6 +18,7 @@ LABEL_LIMIT = 18  # characters of a token shown on an axis
 NUMBERS_UP_TO = 144  # print values inside cells when a matrix has at most this many
 KINDS = ("weights", "signed")
 BAR_HEIGHT = 240  # pixels
+LINE_HEIGHT = 300  # pixels
 
 
 def short_label(token: str) -> str:
@@ -130,3 +131,50 @@ def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title
         )
         .properties(title=title)
     )
+
+
+def lines(
+    x: np.ndarray,
+    measured: dict[str, np.ndarray],
+    *,
+    x_title: str,
+    y_title: str,
+    theory: dict[str, np.ndarray] | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    marker: float | None = None,
+    title: str = "",
+) -> alt.LayerChart:
+    """Curves of y against x, one colour per series of ``measured``.
+
+    Without ``theory`` the measured series are lines with points. With it, measured values are
+    points and each theory curve (keyed like the measured series it predicts) a dashed line of
+    the same colour. ``marker`` draws a vertical rule at that x. A log x axis is in base 2 with
+    a tick at every x (e.g. d_k = 1, 2, 4 ... 1024). Column names must not contain quotes.
+    Draw it with an explicit height: ``st.altair_chart(chart, height=LINE_HEIGHT)``.
+    """
+    frames = [
+        pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name, "source": source})
+        for source, curves in (("measured", measured), ("theory", theory or {}))
+        for name, y in curves.items()
+    ]
+    data = pd.concat(frames, ignore_index=True)
+    x_scale = alt.Scale(type="log", base=2) if log_x else alt.Scale()
+    x_axis = alt.Axis(values=[float(value) for value in x]) if log_x else alt.Axis()
+    base = alt.Chart(data).encode(
+        x=alt.X(f"{x_title}:Q", scale=x_scale, axis=x_axis),
+        y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
+        color=alt.Color(
+            "series:N", title=None, sort=list(measured), scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="top")
+        ),
+        tooltip=["series", "source", alt.Tooltip(f"{x_title}:Q", format="g"), alt.Tooltip(f"{y_title}:Q", format=".4g")],
+    )
+    points = base.transform_filter("datum.source == 'measured'").mark_point(filled=True, size=40)
+    if theory:
+        layers = [base.transform_filter("datum.source == 'theory'").mark_line(strokeDash=[6, 4]), points]
+    else:
+        layers = [base.mark_line(), points]
+    if marker is not None:
+        rule = alt.Chart(pd.DataFrame({x_title: [float(marker)]})).mark_rule(color="grey", strokeDash=[2, 2])
+        layers.append(rule.encode(x=f"{x_title}:Q"))
+    return alt.layer(*layers).properties(title=title)

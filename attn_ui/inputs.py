@@ -7,9 +7,10 @@ import streamlit as st
 from attn_core import tokenize
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
+SENTENCE_SEPARATOR = "|"
 
 
-def tokens_from_text(text: str, limit: int, example: str | None = None) -> list[str]:
+def tokens_from_text(text: str, limit: int, example: str | None = None, name: str = "Your text") -> list[str]:
     """Tokens of ``text``, cut to ``limit`` with a notice.
 
     With no tokens at all, the example's tokens (and a message saying so), or [] without an example.
@@ -20,6 +21,25 @@ def tokens_from_text(text: str, limit: int, example: str | None = None) -> list[
         return tokenize(example)
     if len(tokens) > limit:
         more = "+" if len(text) > MAX_CHARS else ""
-        st.warning(f"Your text has {len(tokens):,}{more} tokens; this view shows the first {limit}.")
+        st.warning(f"{name} has {len(tokens):,}{more} tokens; this view shows the first {limit}.")
         return tokens[:limit]
     return tokens
+
+
+def sentences_from_text(text: str, max_sentences: int, limit: int, example: str) -> list[list[str]]:
+    """The token lists of the sentences in ``text``, separated by "|", with a clear message for odd input.
+
+    Sentences without tokens are skipped; with none left, the example's sentences are used.
+    At most ``max_sentences`` sentences of at most ``limit`` tokens each.
+    """
+    parts = [part for part in text[:MAX_CHARS].split(SENTENCE_SEPARATOR) if tokenize(part)]
+    if not parts:
+        st.info(
+            "There are no sentences to attend to yet, so this shows the example. "
+            f"Type sentences separated by “{SENTENCE_SEPARATOR}” to see yours."
+        )
+        parts = example.split(SENTENCE_SEPARATOR)
+    if len(parts) > max_sentences:
+        st.warning(f"You typed {len(parts)} sentences; this view uses the first {max_sentences}.")
+        parts = parts[:max_sentences]
+    return [tokens_from_text(part, limit, name=f"Sentence {i + 1}") for i, part in enumerate(parts)]

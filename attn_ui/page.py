@@ -30,6 +30,18 @@ VIEWS = (
         ":material/account_tree:",
         "Step by step from words to context vectors: X, W_Q, W_K, W_V, Q, K, V, scores, softmax, weights @ V.",
     ),
+    View(
+        "pages/2_Scaling.py",
+        "Scaling",
+        ":material/thermostat:",
+        "Why divide by √d_k: softmax temperature, the variance of q·k against d_k, and how large scores saturate softmax.",
+    ),
+    View(
+        "pages/3_Masking.py",
+        "Masking",
+        ":material/visibility_off:",
+        "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
+    ),
 )
 
 

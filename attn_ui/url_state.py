@@ -8,7 +8,8 @@ and bad values in a link are reported and replaced by defaults, never raised.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,27 @@ def choice(options: Iterable[str]) -> Callable[[str], str]:
         return raw
 
     return parse
+
+
+def nearest(options: Sequence[float]) -> Callable[[str], float]:
+    """A positive number, moved to the nearest of ``options`` (on a log scale): "3" → 3.2."""
+    options = tuple(options)
+    low, high = min(options), max(options)
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not low <= value <= high:  # also rejects nan
+            raise ValueError(f"expected a number from {low:g} to {high:g}")
+        return min(options, key=lambda option: abs(math.log(option / value)))
+
+    return parse
+
+
+def format_number(value: float) -> str:
+    return f"{value:g}"
 
 
 def text(raw: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import streamlit as st
+import torch
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,3 +52,16 @@ def chart_frames(at: AppTest) -> list[list[dict]]:
 def texts(at: AppTest, kind: str) -> list[str]:
     """The text of every element of one kind (e.g. "info", "warning", "code", "markdown")."""
     return [element.value for element in at.get(kind)]
+
+
+def heatmap_values(at, n_rows: int, n_cols: int) -> list[torch.Tensor]:
+    """Every heatmap of the given size on the page, as a matrix (masked cells NaN)."""
+    found = []
+    for rows in chart_frames(at):
+        if rows and "row" in rows[0] and len(rows) == n_rows * n_cols:
+            matrix = torch.full((n_rows, n_cols), float("nan"), dtype=torch.float64)
+            for cell in rows:
+                if cell["value"] is not None:
+                    matrix[cell["row"], cell["col"]] = cell["value"]
+            found.append(matrix)
+    return found

@@ -8,26 +8,13 @@ import torch
 from attn_core import PRESETS, build_walkthrough, tokenize
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.conftest import assert_clean, heatmap_values, open_view, texts
 
 PIPELINE = "pages/1_Pipeline.py"
 
 
 def metric(at, label_start: str) -> float:
     return float(next(m.value for m in at.metric if m.label.startswith(label_start)))
-
-
-def heatmap_values(at, n_rows: int, n_cols: int) -> list[torch.Tensor]:
-    """Every heatmap of the given size on the page, as a matrix (masked cells NaN)."""
-    found = []
-    for rows in chart_frames(at):
-        if rows and "row" in rows[0] and len(rows) == n_rows * n_cols:
-            matrix = torch.full((n_rows, n_cols), float("nan"), dtype=torch.float64)
-            for cell in rows:
-                if cell["value"] is not None:
-                    matrix[cell["row"], cell["col"]] = cell["value"]
-            found.append(matrix)
-    return found
 
 
 def test_home_page_links_every_view():

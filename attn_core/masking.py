@@ -1,0 +1,127 @@
+"""Masks in attention: look-ahead (causal), padding, both, and custom ones.
+
+A boolean mask is True where a query may attend to a key (PyTorch's
+convention); an additive mask holds 0 there and -inf elsewhere. A padded
+batch masks the [PAD] keys for every query, and a [PAD] query sees nothing:
+its row is fully blocked, so attn_core gives it weights 0 and context 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from attn_core.attention import AttentionSteps, causal_mask, masked_softmax, padding_mask, self_attention
+from attn_core.toy import embed_tokens, qkv_projections
+
+PAD = "[PAD]"
+MASK_KINDS = ("causal", "padding", "both", "custom")
+MASKING_D_MODEL = 16  # model width C of the toy embeddings in the Masking view
+MASKING_D_K = 8  # head size of the Masking view
+LARGE_NEGATIVE = -1e9  # the "large negative number" some code fills masked scores with
+
+
+def pad_batch(sentences: list[list[str]]) -> tuple[list[list[str]], list[int]]:
+    """Each token list padded with PAD to the longest one, and the real lengths."""
+    longest = max((len(tokens) for tokens in sentences), default=0)
+    padded = [tokens + [PAD] * (longest - len(tokens)) for tokens in sentences]
+    return padded, [len(tokens) for tokens in sentences]
+
+
+def query_key_padding_mask(lengths: list[int], t: int) -> Tensor:
+    """(B, t, t) boolean: True where both the query and the key are real tokens."""
+    real = padding_mask(lengths, t)  # (B, 1, t): real keys
+    return real & real.transpose(-2, -1)  # (B, t, t)
+
+
+def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None) -> Tensor:
+    """The boolean mask of one kind of MASK_KINDS, broadcastable to (B, t, t).
+
+    ``custom`` is a (t, t) boolean grid, used as it is by the "custom" kind.
+    """
+    if kind == "causal":
+        return causal_mask(t)  # (t, t)
+    if kind == "padding":
+        return query_key_padding_mask(lengths, t)  # (B, t, t)
+    if kind == "both":
+        return query_key_padding_mask(lengths, t) & causal_mask(t)  # (B, t, t)
+    if kind == "custom":
+        if custom is None or custom.shape != (t, t):
+            raise ValueError(f"a custom mask must be a ({t}, {t}) boolean grid")
+        return custom.to(torch.bool)  # (t, t)
+    raise ValueError(f"kind must be one of {MASK_KINDS}")
+
+
+@dataclass(frozen=True)
+class MaskedBatch:
+    """A batch of sentences padded to one length, its mask and its attention."""
+
+    tokens: list[list[str]]  # B lists of T tokens, PAD at the end of the shorter ones
+    lengths: list[int]  # B real lengths
+    kind: str  # one of MASK_KINDS
+    mask: Tensor  # bool, broadcastable to (B, T, T); True = may attend
+    steps: AttentionSteps  # every tensor with a leading B
+
+
+def masked_batch_attention(
+    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0
+) -> MaskedBatch:
+    """Pad the sentences, build the mask and run self-attention on the toy embeddings.
+
+    Every word has one fixed embedding (PAD too), so a sentence gets the same
+    vectors alone or in a batch.
+    """
+    tokens, lengths = pad_batch(sentences)
+    t = len(tokens[0])
+    x = torch.stack([embed_tokens(row, MASKING_D_MODEL, seed) for row in tokens])  # (B, T, C)
+    mask = build_mask(kind, lengths, t, custom)  # (T, T) or (B, T, T)
+    w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, seed)
+    return MaskedBatch(tokens, lengths, kind, mask, self_attention(x, w_q, w_k, w_v, mask=mask))
+
+
+def difference_from_alone(batch: MaskedBatch, seed: int = 0) -> list[float]:
+    """Per sentence, the largest |context in the batch - context of the sentence run alone|
+    over its real tokens (sentences are not empty). The alone run has no padding; it keeps
+    the causal mask if the batch has one.
+    """
+    if batch.kind == "custom":
+        raise ValueError("a custom mask has no unpadded counterpart")
+    differences = []
+    for b, (row, length) in enumerate(zip(batch.tokens, batch.lengths, strict=True)):
+        alone = masked_batch_attention([row[:length]], batch.kind, seed=seed).steps.context[0]  # (L, d_v)
+        padded = batch.steps.context[b, :length]  # (L, d_v)
+        differences.append(float((padded - alone).abs().max()))
+    return differences
+
+
+def additive_mask(mask: Tensor) -> Tensor:
+    """The additive form of a boolean mask: 0 where True (attend), -inf where False."""
+    return torch.zeros(mask.shape, device=mask.device).masked_fill(~mask, float("-inf"))
+
+
+def weights_with_additive_mask(steps: AttentionSteps, additive: Tensor) -> Tensor:
+    """softmax(scores * scale + additive mask), (..., Tq, Tk): the additive convention."""
+    return masked_softmax(steps.scores * steps.scale + additive)
+
+
+@dataclass(frozen=True)
+class FillComparison:
+    """One query row under three ways of applying its mask before softmax."""
+
+    naive: Tensor  # (Tk,) torch.softmax after filling masked scores with -inf: NaN if all are masked
+    attn_core: Tensor  # (Tk,) attn_core's masked_softmax: 0 if all are masked
+    large_negative: Tensor  # (Tk,) torch.softmax after filling with LARGE_NEGATIVE: uniform if all are masked
+
+
+def compare_fills(scaled_scores: Tensor, mask_row: Tensor) -> FillComparison:
+    """Apply one row's mask three ways.
+
+    Args:
+        scaled_scores: (Tk,) the row's scores times the scale, before masking.
+        mask_row: (Tk,) boolean, True = may attend.
+    """
+    filled_inf = scaled_scores.masked_fill(~mask_row, float("-inf"))  # (Tk,)
+    filled_large = scaled_scores.masked_fill(~mask_row, LARGE_NEGATIVE)  # (Tk,)
+    return FillComparison(torch.softmax(filled_inf, dim=-1), masked_softmax(filled_inf), torch.softmax(filled_large, dim=-1))

@@ -1,0 +1,292 @@
+"""The Scaling and Masking views, run by AppTest from streamlit_app.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attn_core import (
+    D_K_VALUES,
+    dot_product_variance,
+    entropy,
+    masked_batch_attention,
+    sentence_attention,
+    softmax_saturation,
+    tokenize,
+)
+from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
+from attn_ui.mask_grid import grid_key
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
+
+SCALING = "pages/2_Scaling.py"
+MASKING = "pages/3_Masking.py"
+
+# Softmax temperature (source 003), as the table prints them.
+LOGITS = [0.1, 0.4, -0.9, 0.02, 0.35, -0.62]
+SOFTMAX_ROUNDED = ["0.18", "0.25", "0.07", "0.17", "0.24", "0.09"]
+SOFTMAX_X100_ROUNDED = ["0.00", "0.99", "0.00", "0.00", "0.01", "0.00"]
+DEFAULT_SENTENCES = [tokenize(part) for part in MASKING_SENTENCES.split("|")]
+
+
+def metric(at, label_start: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+def bar_charts(at, value_title: str) -> list[list[float]]:
+    """The values of every bar chart whose values are called ``value_title``, in position order."""
+    return [
+        [row[value_title] for row in sorted(rows, key=lambda r: r["position"])]
+        for rows in chart_frames(at)
+        if rows and value_title in rows[0]
+    ]
+
+
+def line_series(at, y_title: str, series: str, source: str = "measured") -> list[list[float]]:
+    """The y values of one series in every line chart with that y column."""
+    return [
+        [row[y_title] for row in rows if row.get("series") == series and row.get("source") == source]
+        for rows in chart_frames(at)
+        if rows and y_title in rows[0] and "series" in rows[0]
+    ]
+
+
+def alone_differences(at) -> list[float]:
+    """The "padded or alone" check's column of differences."""
+    frame = next(df.value for df in at.dataframe if "largest |difference|" in df.value.columns)
+    return frame["largest |difference|"].tolist()
+
+
+def temperature_table(at) -> dict[str, list[str]]:
+    table = at.table[0].value
+    return {name: list(table.loc[name])[:6] for name in table.index}
+
+
+# --- Scaling ---------------------------------------------------------------------------------
+
+
+def test_scaling_defaults_show_the_source_numbers_and_the_engine():
+    at = open_view(SCALING)
+    assert_clean(at)
+    rows = temperature_table(at)
+    assert rows["scale 1"] == SOFTMAX_ROUNDED
+    assert rows["scale 100"] == SOFTMAX_X100_ROUNDED
+    assert rows["your scale s = 1"] == SOFTMAX_ROUNDED
+    reference = torch.softmax(torch.tensor(LOGITS, dtype=torch.float64), dim=-1)
+    assert metric(at, "Entropy of softmax(1·x)") == f"{float(-(reference * reference.log()).sum()):.3f} nats"
+
+    # The variance chart draws the engine's Monte Carlo and the theory line d_k.
+    variance = dot_product_variance(0)
+    assert line_series(at, "variance", "q·k (unscaled)") == [pytest.approx(variance.unscaled.tolist())]
+    assert line_series(at, "variance", "q·k / √d_k") == [pytest.approx(variance.scaled.tolist())]
+    assert line_series(at, "variance", "q·k (unscaled)", "theory") == [pytest.approx(list(map(float, D_K_VALUES)))]
+    index = D_K_VALUES.index(64)
+    assert metric(at, "Var(q·k) at d_k = 64") == f"{float(variance.unscaled[index]):.2f}"
+    saturation = softmax_saturation(0)
+    assert line_series(at, "largest weight", "unscaled") == [pytest.approx(saturation.unscaled.max_weight.tolist())]
+    assert line_series(at, "norm of the softmax jacobian", "÷ √d_k") == [pytest.approx(saturation.scaled.jacobian_norm.tolist())]
+
+    # The sentence's weights and each row's entropy.
+    tokens = tokenize(DEFAULT_SENTENCE)
+    steps = sentence_attention(tokens, 64, 0, 1.0)
+    assert any(torch.allclose(m, steps.weights.double(), atol=1e-6) for m in heatmap_values(at, len(tokens), len(tokens)))
+    assert bar_charts(at, "entropy (nats)") == [pytest.approx(entropy(steps.weights).tolist(), abs=1e-6)]
+
+
+def test_scaling_link_sets_every_control():
+    at = open_view(SCALING, text="The animal was tired", seed="5", d_k="16", scale="100")
+    assert_clean(at)
+    assert at.select_slider(key="d_k").value == 16
+    assert at.select_slider(key="scale").value == 100.0
+    assert temperature_table(at)["your scale s = 100"] == SOFTMAX_X100_ROUNDED
+    tokens = tokenize("The animal was tired")
+    steps = sentence_attention(tokens, 16, 5, 100.0)
+    assert any(torch.allclose(m, steps.weights.double(), atol=1e-6) for m in heatmap_values(at, 4, 4))
+    assert line_series(at, "variance", "q·k (unscaled)") == [pytest.approx(dot_product_variance(5).unscaled.tolist())]
+
+
+def test_scaling_snaps_link_values_and_rejects_bad_ones():
+    at = open_view(SCALING, d_k="100", scale="3")
+    assert_clean(at)
+    assert at.select_slider(key="d_k").value == 128  # nearest power of two on a log scale
+    assert at.select_slider(key="scale").value == 3.2
+    at = open_view(SCALING, d_k="0", scale="banana", seed="-1")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "d_k=0" in warning and "scale=banana" in warning and "seed=-1" in warning
+    assert at.select_slider(key="d_k").value == 64 and at.select_slider(key="scale").value == 1.0
+
+
+def test_scaling_controls_are_written_to_the_url():
+    at = open_view(SCALING)
+    at.select_slider(key="scale").set_value(0.1)
+    at.select_slider(key="d_k").set_value(256)
+    at.run()
+    assert_clean(at)
+    assert at.query_params["scale"] == "0.1" and at.query_params["d_k"] == "256"
+    assert "your scale s = 0.1" in temperature_table(at)
+
+
+def test_scaling_with_no_words_shows_the_example():
+    at = open_view(SCALING, text=" \n ")
+    assert_clean(at)
+    assert any("no words" in message for message in texts(at, "info"))
+    assert bar_charts(at, "entropy (nats)")[0] == pytest.approx(
+        entropy(sentence_attention(tokenize(DEFAULT_SENTENCE), 64, 0, 1.0).weights).tolist(), abs=1e-6
+    )
+
+
+def test_scaling_with_one_token():
+    at = open_view(SCALING, text="Hello")
+    assert_clean(at)
+    assert any("one token" in message for message in texts(at, "info"))
+    assert heatmap_values(at, 1, 1)[0].tolist() == [[1.0]]
+    assert bar_charts(at, "entropy (nats)") == [[0.0]]
+
+
+def test_scaling_cuts_a_huge_text():
+    at = open_view(SCALING, text="word " * 3000)
+    assert_clean(at)
+    assert any("first 32" in message for message in texts(at, "warning"))
+    assert len(bar_charts(at, "entropy (nats)")[0]) == 32
+
+
+# --- Masking ---------------------------------------------------------------------------------
+
+
+def sentence_heatmaps(at, batch) -> list[torch.Tensor]:
+    t = len(batch.tokens[0])
+    return heatmap_values(at, t, t)
+
+
+def contains(matrices: list[torch.Tensor], expected: torch.Tensor) -> bool:
+    """Some matrix equals ``expected`` (NaN on the page where the engine has -inf: a masked cell)."""
+    expected = expected.double().masked_fill(torch.isneginf(expected), float("nan"))
+    return any(torch.allclose(m, expected, atol=1e-5, equal_nan=True) for m in matrices)
+
+
+def test_masking_defaults_match_the_engine():
+    at = open_view(MASKING)
+    assert_clean(at)
+    assert at.radio(key="mask").value == "causal"
+    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    matrices = sentence_heatmaps(at, batch)
+    for b in range(3):
+        assert contains(matrices, batch.steps.scaled[b])  # masked cells are drawn as masked
+        assert contains(matrices, batch.steps.weights[b])
+        assert batch.steps.weights[b].triu(diagonal=1).eq(0).all()
+    # The padded tokens and the key padding mask.
+    assert at.dataframe[0].value.iloc[1].tolist() == ["I", "am", "going", "to", "play", "[PAD]", "[PAD]"]
+    assert heatmap_values(at, 3, 7)[0][1].tolist() == [1, 1, 1, 1, 1, 0, 0]
+    # Padded against alone, and the two mask conventions.
+    assert max(alone_differences(at)) < 1e-6
+    assert float(metric(at, "Largest difference between the two conventions")) == 0.0
+
+
+def test_masking_link_plays_generation_to_step_three():
+    at = open_view(MASKING, mask="causal", step="3")
+    assert_clean(at)
+    assert at.slider(key="step").value == 3
+    step_texts = [text for text in texts(at, "markdown") if text.startswith("**Step 3:**")]
+    assert step_texts[0] == "**Step 3:** “sat” may see 3 of 7 keys: The, cat, sat."
+    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    bars = bar_charts(at, "weight")
+    for b in range(3):
+        assert bars[b] == pytest.approx(batch.steps.weights[b, 2].tolist(), abs=1e-6)
+        assert bars[b][3:] == [0.0] * 4  # nothing after the third token
+
+
+@pytest.mark.parametrize("kind", ["padding", "both"])
+def test_masking_padding_blocks_pad_rows(kind):
+    at = open_view(MASKING, mask=kind)
+    assert_clean(at)
+    assert any("3 query rows see no key" in message for message in texts(at, "info"))
+    batch = masked_batch_attention(DEFAULT_SENTENCES, kind)
+    matrices = sentence_heatmaps(at, batch)
+    assert all(contains(matrices, batch.steps.weights[b]) for b in range(3))
+    # The first blocked row: NaN naively, 0 in attn_core, uniform with -1e9.
+    fills = at.table[0].value
+    assert list(fills.iloc[0]) == ["NaN"] * 7
+    assert list(fills.iloc[1]) == ["0.0000"] * 7
+    assert list(fills.iloc[2]) == [f"{1 / 7:.4f}"] * 7
+    assert max(alone_differences(at)) < 1e-6
+
+
+def test_masking_with_no_sentences_shows_the_example():
+    at = open_view(MASKING, text=" | |  ")
+    assert_clean(at)
+    assert any("no sentences" in message for message in texts(at, "info"))
+    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    assert contains(sentence_heatmaps(at, batch), batch.steps.weights[0])
+
+
+def test_masking_with_one_token():
+    at = open_view(MASKING, text="Hi", mask="both", step="4")
+    assert_clean(at)
+    assert any("nothing to step through" in caption for caption in texts(at, "caption"))
+    assert any("One sentence" in message for message in texts(at, "info"))
+    assert heatmap_values(at, 1, 1)[0].tolist() == [[1.0]]  # its only key: weight 1
+
+
+def test_masking_with_one_sentence_far_longer():
+    long = " ".join(f"w{i}" for i in range(40))
+    at = open_view(MASKING, text=f"Hi there | {long}", mask="padding", step="16")
+    assert_clean(at)
+    warnings = " ".join(texts(at, "warning"))
+    assert "Sentence 2 has 40 tokens" in warnings and "first 16" in warnings
+    assert "far longer" in warnings
+    batch = masked_batch_attention([["Hi", "there"], [f"w{i}" for i in range(16)]], "padding")
+    assert contains(sentence_heatmaps(at, batch), batch.steps.weights[0])
+    assert at.slider(key="step").value == 16
+
+
+def test_masking_with_too_many_sentences():
+    at = open_view(MASKING, text="a b | c | d e f | g | h i")
+    assert_clean(at)
+    assert any("uses the first 4" in message for message in texts(at, "warning"))
+    assert len(at.tabs) == 4
+
+
+def test_custom_mask_that_blocks_everything():
+    at = open_view(MASKING, mask="custom", text="I am going to play")
+    at.radio(key="grid_start").set_value("none").run()
+    assert_clean(at)
+    assert any("blocks every key for every query" in message for message in texts(at, "warning"))
+    weights = heatmap_values(at, 5, 5)
+    assert any(m.eq(0).all() for m in weights)  # every weight 0
+    assert any(m.isnan().all() for m in weights)  # every score drawn as masked
+    fills = at.table[0].value
+    assert list(fills.iloc[0]) == ["NaN"] * 5 and list(fills.iloc[1]) == ["0.0000"] * 5
+    assert bar_charts(at, "weight") == [[0.0] * 5]
+    assert float(metric(at, "Largest difference between the two conventions")) == 0.0
+
+
+def test_custom_mask_edit_blocks_one_row():
+    at = open_view(MASKING, mask="custom", text="I am going to play", step="2")
+    at.session_state[grid_key("causal")] = {"edited_rows": {1: {"I": False, "am": False}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert_clean(at)
+    assert any("1 query row sees no key" in message for message in texts(at, "info"))
+    grid = torch.ones(5, 5, dtype=torch.bool).tril()
+    grid[1] = False
+    batch = masked_batch_attention([tokenize("I am going to play")], "custom", grid)
+    assert contains(heatmap_values(at, 5, 5), batch.steps.weights[0])
+    assert contains(heatmap_values(at, 5, 5), batch.steps.scaled[0])
+    assert "“am” may see 0 of 5 keys" in " ".join(texts(at, "markdown"))
+    assert list(at.table[0].value.iloc[0]) == ["NaN"] * 5
+
+
+def test_masking_bad_link_values_warn_and_fall_back():
+    at = open_view(MASKING, mask="sideways", step="0")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "mask=sideways" in warning and "step=0" in warning
+    assert at.radio(key="mask").value == "causal" and at.slider(key="step").value == 1
+
+
+def test_masking_step_beyond_the_sentence_is_clamped():
+    at = open_view(MASKING, text="one two three", step="9")
+    assert_clean(at)
+    assert at.slider(key="step").value == 3
+    assert math.isclose(sum(bar_charts(at, "weight")[0]), 1.0, abs_tol=1e-6)
