@@ -28,6 +28,20 @@ from attn_core.masking import (
     query_key_padding_mask,
     weights_with_additive_mask,
 )
+from attn_core.real_model import (
+    Coreference,
+    MiniLM,
+    ModelIntegrityError,
+    ModelUnavailableError,
+    RealRun,
+    WordAcrossContexts,
+    closest_heads,
+    coreference,
+    head_entropy,
+    head_similarity,
+    visible_positions,
+    word_across_contexts,
+)
 from attn_core.scaling import (
     D_K_VALUES,
     SCALE_STEPS,
@@ -44,7 +58,7 @@ from attn_core.scaling import (
 )
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, positional_encoding, projection, qkv_projections
-from attn_core.walkthrough import FIXED_SIZES, PRESETS, Walkthrough, build_walkthrough
+from attn_core.walkthrough import FIXED_SIZES, PRESETS, Walkthrough, build_real_walkthrough, build_walkthrough
 
 __all__ = [
     "D_K_VALUES",
@@ -68,6 +82,20 @@ __all__ = [
     "build_walkthrough",
     "causal_mask",
     "compare_fills",
+    "Coreference",
+    "MiniLM",
+    "ModelIntegrityError",
+    "ModelUnavailableError",
+    "RealRun",
+    "Walkthrough",
+    "WordAcrossContexts",
+    "closest_heads",
+    "attend",
+    "available_devices",
+    "build_real_walkthrough",
+    "build_walkthrough",
+    "causal_mask",
+    "coreference",
     "cross_attention",
     "default_scale",
     "difference_from_alone",
@@ -76,6 +104,8 @@ __all__ = [
     "entropy",
     "jacobian_norm",
     "masked_batch_attention",
+    "head_entropy",
+    "head_similarity",
     "masked_softmax",
     "normalized_entropy",
     "pad_batch",
@@ -93,4 +123,6 @@ __all__ = [
     "softmax_saturation",
     "tokenize",
     "weights_with_additive_mask",
+    "visible_positions",
+    "word_across_contexts",
 ]

@@ -26,3 +26,14 @@ BATCH_SENTENCES = (
 )
 BATCH_D_MODEL = 32
 BATCH_D_K = 16
+
+# Coreference (source 002): "it" is the animal when tired, the street when crowded.
+COREFERENCE_SENTENCES = (
+    "The animal didn't cross the street because it was too tired",
+    "The animal didn't cross the street because it was too crowded",
+)
+COREFERENCE_WORDS = ("it", "animal", "street")  # the pronoun, then the two words it may refer to
+
+# Static vs contextual embeddings (source 002): one word, several meanings.
+CONTEXT_WORD = "bank"
+CONTEXT_SENTENCES = ("I deposited money at the bank", "We sat on the river bank", "The bank approved my loan")

@@ -65,9 +65,7 @@ class MaskedBatch:
     steps: AttentionSteps  # every tensor with a leading B
 
 
-def masked_batch_attention(
-    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0
-) -> MaskedBatch:
+def masked_batch_attention(sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0) -> MaskedBatch:
     """Pad the sentences, build the mask and run self-attention on the toy embeddings.
 
     Every word has one fixed embedding (PAD too), so a sentence gets the same

@@ -9,6 +9,7 @@ from torch import Tensor
 
 from attn_core import examples
 from attn_core.attention import AttentionSteps, attend, cross_attention
+from attn_core.real_model.bert import Encoded, MiniLM
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, positional_encoding, qkv_projections
 
@@ -39,6 +40,9 @@ class Walkthrough:
     w_k: Tensor | None  # (C, d_k)
     w_v: Tensor | None  # (C, d_k)
     steps: AttentionSteps  # every tensor with a leading B
+    b_q: Tensor | None = None  # (d_k,) biases, added after the projections (the real model has them)
+    b_k: Tensor | None = None  # (d_k,)
+    b_v: Tensor | None = None  # (d_k,)
 
 
 def _embed(sentences: list[list[str]], d_model: int, seed: int, positional: bool, device: torch.device) -> Tensor:
@@ -93,3 +97,23 @@ def build_walkthrough(
     w_q, w_k, w_v = qkv_projections(d_model, d_k, seed, device)
     steps = cross_attention(x, x if x_source is None else x_source, w_q, w_k, w_v, scale=scale)
     return Walkthrough(sentences, key_sentences, x, x_source, w_q, w_k, w_v, steps)
+
+
+def build_real_walkthrough(model: MiniLM, encoded: Encoded, layer: int, head: int, scaled: bool = True) -> Walkthrough:
+    """One head of the real model, step by step: X is what enters ``layer`` (the hidden states after
+    the layer before it, or the embedding layer's output for layer 0), and Q = X W_Q + b_Q, K = X W_K + b_K,
+    V = X W_V + b_V with that head's learned weights and biases.
+
+    Args:
+        model: the loaded MiniLM.
+        encoded: the sentences as the model's word pieces (model.encode).
+        layer, head: which head, counted from 0.
+        scaled: divide the scores by sqrt(d_k), as the model does (else scale 1).
+    """
+    run = model.run(encoded)
+    x = run.hidden_states[layer]  # (B, T, C)
+    w_q, w_k, w_v, b_q, b_k, b_v = model.head_projections(layer, head)  # (C, d_k) and (d_k,)
+    with torch.inference_mode():
+        q, k, v = x @ w_q + b_q, x @ w_k + b_k, x @ w_v + b_v  # (B, T, d_k)
+        steps = attend(q, k, v, mask=encoded.mask[:, None, :], scale=None if scaled else 1.0)  # mask (B, 1, T)
+    return Walkthrough(encoded.tokens, encoded.tokens, x, None, w_q, w_k, w_v, steps, b_q, b_k, b_v)

@@ -45,6 +45,15 @@ def _colour_scale(kind: str, bound: float) -> alt.Scale:
     return alt.Scale(scheme="redblue", reverse=True, domain=[-bound, bound], domainMid=0)
 
 
+def _cell_sizes(n_rows: int, n_cols: int, max_width: int, max_height: int) -> tuple[int, int]:
+    """Pixels per cell (width, height): square, 10 to 44 pixels, or thinner along a side that would
+    otherwise pass its limit (a 384-feature row of a real model)."""
+    side = max(10, min(44, max_width // max(n_cols, 1)))
+    width = side if n_cols * side <= max_width else max(1, max_width // n_cols)
+    height = side if n_rows * side <= max_height else max(1, max_height // n_rows)
+    return width, height
+
+
 def heatmap(
     values: np.ndarray,
     row_labels: list[str],
@@ -55,6 +64,7 @@ def heatmap(
     col_title: str = "key",
     title: str = "",
     max_width: int = 640,
+    max_height: int = 800,
 ) -> alt.LayerChart:
     """A matrix as coloured cells with token labels on both axes and values on hover.
 
@@ -77,7 +87,7 @@ def heatmap(
             "text": np.where(masked, "−∞", np.char.mod("%.2f", np.where(masked, 0, values))).ravel(),
         }
     )
-    cell = max(10, min(44, max_width // max(n_cols, 1)))  # pixels per cell
+    cell_width, cell_height = _cell_sizes(n_rows, n_cols, max_width, max_height)
     bound = _colour_bound(kind, values)
     base = alt.Chart(data).encode(
         x=alt.X("col:O", axis=_label_axis(col_labels, col_title)),
@@ -111,7 +121,7 @@ def heatmap(
             )
         )
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-    return alt.layer(*layers).properties(title=title, width=alt.Step(cell), height=alt.Step(cell))
+    return alt.layer(*layers).properties(title=title, width=alt.Step(cell_width), height=alt.Step(cell_height))
 
 
 def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> alt.Chart:
@@ -178,3 +188,104 @@ def lines(
         rule = alt.Chart(pd.DataFrame({x_title: [float(marker)]})).mark_rule(color="grey", strokeDash=[2, 2])
         layers.append(rule.encode(x=f"{x_title}:Q"))
     return alt.layer(*layers).properties(title=title)
+
+
+def heatmap_grid(
+    values: np.ndarray,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    panel_rows: list[str],
+    panel_cols: list[str],
+    panel_row_title: str = "layer",
+    panel_col_title: str = "head",
+    row_title: str = "query",
+    col_title: str = "key",
+    kind: str = "weights",
+    panel_size: int = 72,
+    title: str = "",
+) -> alt.FacetChart:
+    """Small heatmaps side by side, e.g. every head of every layer: ``values`` is
+    (panel rows, panel columns, rows, columns) and panel (i, j) draws ``values[i, j]``.
+
+    Each panel is at most ``panel_size`` pixels wide; hovering a cell names its panel, tokens and value.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    values = np.asarray(values, dtype=float)
+    n_rows, n_cols = values.shape[2:]
+    panel_i, panel_j, rows, cols = (index.ravel() for index in np.indices(values.shape, dtype=np.int32))
+    data = pd.DataFrame(
+        {
+            panel_row_title: [panel_rows[i] for i in panel_i],
+            panel_col_title: [panel_cols[j] for j in panel_j],
+            "panel_row": panel_i,
+            "panel_col": panel_j,
+            "row": rows,
+            "col": cols,
+            row_title: [row_labels[i] for i in rows],
+            col_title: [col_labels[j] for j in cols],
+            "value": values.ravel(),
+        }
+    )
+    cell = max(1, panel_size // max(n_rows, n_cols, 1))
+    return (
+        alt.Chart(data)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:O", axis=None),
+            y=alt.Y("row:O", axis=None),
+            color=alt.Color("value:Q", scale=_colour_scale(kind, _colour_bound(kind, values)), title=kind),
+            tooltip=[panel_row_title, panel_col_title, row_title, col_title, alt.Tooltip("value:Q", format=".4f")],
+        )
+        .properties(width=alt.Step(cell), height=alt.Step(cell))
+        .facet(
+            row=alt.Row("panel_row:O", title=panel_row_title, header=_panel_header(panel_rows)),
+            column=alt.Column("panel_col:O", title=panel_col_title, header=_panel_header(panel_cols)),
+            spacing=4,
+            title=title,
+        )
+    )
+
+
+def _panel_header(labels: list[str]) -> alt.Header:
+    """A facet header that shows ``labels`` for the panels' integer positions."""
+    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]", labelFontSize=11, titleFontSize=12)
+
+
+def labelled_lines(
+    values: np.ndarray,
+    series: list[str],
+    points: list[str],
+    *,
+    value_title: str,
+    point_title: str,
+    series_title: str,
+    title: str = "",
+) -> alt.Chart:
+    """One line per series over ordered points, e.g. a similarity per layer for each pair of sentences:
+    ``values`` is (series, points).
+
+    Draw it with an explicit height: ``st.altair_chart(chart, height=BAR_HEIGHT)``.
+    """
+    values = np.asarray(values, dtype=float)
+    series_index, point_index = (index.ravel() for index in np.indices(values.shape, dtype=np.int32))
+    data = pd.DataFrame(
+        {
+            "position": point_index,
+            point_title: [points[j] for j in point_index],
+            series_title: [series[i] for i in series_index],
+            value_title: values.ravel(),
+        }
+    )
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("position:O", axis=_label_axis(points, point_title)),
+            y=alt.Y(f"{value_title}:Q", scale=alt.Scale(zero=False)),
+            color=alt.Color(f"{series_title}:N", legend=alt.Legend(orient="bottom", labelLimit=400)),
+            tooltip=[series_title, point_title, alt.Tooltip(f"{value_title}:Q", format=".4f")],
+        )
+        .properties(title=title)
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_core import tokenize
+from attn_core import MiniLM, tokenize
+from attn_core.real_model import Encoded
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
 SENTENCE_SEPARATOR = "|"
@@ -43,3 +44,20 @@ def sentences_from_text(text: str, max_sentences: int, limit: int, example: str)
         st.warning(f"You typed {len(parts)} sentences; this view uses the first {max_sentences}.")
         parts = parts[:max_sentences]
     return [tokens_from_text(part, limit, name=f"Sentence {i + 1}") for i, part in enumerate(parts)]
+
+
+def model_tokens(model: MiniLM, text: str, limit: int, example: str) -> Encoded:
+    """``text`` as the real model's word pieces, cut to ``limit`` with a notice; the example's when it is empty."""
+    if not text.strip():
+        st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
+        text = example
+    encoded = model.encode([text[:MAX_CHARS]], limit)
+    if encoded.was_cut(0):
+        more = "+" if len(text) > MAX_CHARS else ""
+        st.warning(
+            f"Your text has {encoded.full_lengths[0]:,}{more} word pieces ([CLS] and [SEP] included); "
+            f"the model reads the first {limit}."
+        )
+    if "[UNK]" in encoded.tokens[0]:
+        st.caption("[UNK] stands for characters the model's vocabulary lacks, such as most emoji.")
+    return encoded

@@ -23,6 +23,13 @@ class View:
 
 
 HOME = View("streamlit_app.py", "Home", ":material/home:", "What this app is for.")
+REAL_MODEL = View(
+    "pages/6_Real_model.py",
+    "Real model",
+    ":material/psychology:",
+    "A trained transformer (all-MiniLM-L6-v2) run by the same attention: every head of every layer, "
+    "what “it” refers to, and how a word's vector changes with its context.",
+)
 VIEWS = (
     View(
         "pages/1_Pipeline.py",
@@ -42,6 +49,7 @@ VIEWS = (
         ":material/visibility_off:",
         "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
     ),
+    REAL_MODEL,
 )
 
 

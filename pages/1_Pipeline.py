@@ -2,17 +2,23 @@
 
 import streamlit as st
 
-from attn_core import FIXED_SIZES, PRESETS, available_devices, build_walkthrough, sdpa_difference
+from attn_core import FIXED_SIZES, PRESETS, available_devices, build_real_walkthrough, build_walkthrough, sdpa_difference
 from attn_core.examples import DEFAULT_SENTENCE
+from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, bars
-from attn_ui.inputs import tokens_from_text
+from attn_ui.inputs import model_tokens, tokens_from_text
+from attn_ui.model import load_model
 from attn_ui.steps import feature_labels, matrix_step, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
 COLUMN_WIDTH = 220  # pixels of cells in a chart that shares a row with two others
+WEIGHTS = {"toy": "Toy (seeded random)", "minilm": f"{MODEL_NAME}, one trained head"}
 PARAMS = (
+    Param("weights", "toy", url_state.choice(WEIGHTS)),
+    Param("layer", 0, url_state.integer(0, N_LAYERS - 1)),
+    Param("head", 0, url_state.integer(0, N_HEADS - 1)),
     Param("preset", "custom", url_state.choice(PRESETS)),
     Param("text", DEFAULT_SENTENCE, url_state.text),
     Param("source", "", url_state.text),
@@ -36,40 +42,52 @@ st.markdown(
 url_state.restore(PARAMS)
 
 with st.sidebar:
-    preset = st.selectbox("Example", list(PRESETS), format_func=PRESETS.get, key="preset")
-    custom = preset == "custom"
+    real = st.radio("Weights", list(WEIGHTS), format_func=WEIGHTS.get, key="weights") == "minilm"
+    if real:
+        left, right = st.columns(2)
+        layer = left.selectbox("Layer", range(N_LAYERS), key="layer")
+        head = right.selectbox("Head", range(N_HEADS), key="head")
+    preset = st.selectbox("Example", list(PRESETS), format_func=PRESETS.get, key="preset", disabled=real)
+    custom = preset == "custom" or real
     fixed_width, fixed_head = FIXED_SIZES.get(preset, (None, None))
     st.text_area("Sentence", key="text", disabled=not custom, help="Words, punctuation and emoji each become a token.")
     st.text_input(
         "Keys and values from another sentence",
         key="source",
-        disabled=not custom,
+        disabled=not custom or real,
         placeholder="empty: self-attention",
         help="Cross-attention, as in an encoder-decoder: queries come from the sentence above, keys and values from this one.",
     )
-    st.number_input("Model width C", 2, 256, key="d_model", disabled=preset in FIXED_SIZES)
-    st.number_input("Head size d_k", 1, 128, key="d_k", disabled=preset in FIXED_SIZES)
-    if preset in FIXED_SIZES:
+    st.number_input("Model width C", 2, 256, key="d_model", disabled=preset in FIXED_SIZES or real)
+    st.number_input("Head size d_k", 1, 128, key="d_k", disabled=preset in FIXED_SIZES or real)
+    if preset in FIXED_SIZES and not real:
         st.caption(f"This example fixes C = {fixed_width or '—'} and d_k = {fixed_head}.")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside")
+    st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside" or real)
     scaled = st.toggle("Divide scores by √d_k", key="scale")
-    st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside")
+    st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside" or real)
     if len(available_devices()) > 1:
         st.selectbox("Device", available_devices(), key="device", help="Where the tensors live and the engine runs.")
 
-tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
-source_tokens = tokens_from_text(st.session_state["source"], MAX_TOKENS) if custom else []
-walk = build_walkthrough(
-    preset,
-    tokens,
-    st.session_state["d_model"],
-    st.session_state["d_k"],
-    seed=st.session_state["seed"],
-    scaled=scaled,
-    positional=st.session_state["pos"],
-    source_tokens=source_tokens,
-    device=st.session_state["device"],
-)
+model = load_model() if real else None
+if real and model is None:
+    st.info("The toy weights are shown instead.")
+if model is not None:
+    encoded = model_tokens(model, st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE)
+    walk = build_real_walkthrough(model, encoded, layer, head, scaled=scaled)
+else:
+    tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
+    source_tokens = tokens_from_text(st.session_state["source"], MAX_TOKENS) if custom else []
+    walk = build_walkthrough(
+        preset,
+        tokens,
+        st.session_state["d_model"],
+        st.session_state["d_k"],
+        seed=st.session_state["seed"],
+        scaled=scaled,
+        positional=st.session_state["pos"],
+        source_tokens=source_tokens,
+        device=st.session_state["device"],
+    )
 steps = walk.steps
 n_sentences = len(walk.query_tokens)
 if n_sentences > 1:
@@ -92,6 +110,16 @@ if walk.x is None:
         "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, "
         "so the embedding and projection steps are skipped."
     )
+elif model is not None:
+    layer_input = (
+        "the embedding layer's output (word piece + position embeddings, normalized)"
+        if layer == 0
+        else f"layer {layer - 1}'s output"
+    )
+    st.markdown(
+        f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}. W_Q, W_K and W_V are head {head}'s slices of the "
+        "layer's learned projections, each with a bias vector b added to every row. The other heads use other slices."
+    )
 else:
     st.markdown(
         "Each token is looked up in an embedding table: the same word always gets the same row, "
@@ -103,9 +131,10 @@ else:
             "gets identical rows all the way down. Switch them on in the sidebar to compare."
         )
     )
+if walk.x is not None:
     n_features = walk.x.shape[-1]
     matrix_step(
-        "X, the token embeddings",
+        "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
         r"X \in \mathbb{R}^{T \times C}",
         walk.x[b],
         queries,
@@ -143,7 +172,8 @@ for column, name, tensor, labels in qkv:
         if walk.x is None:
             formula = rf"{name}\ \text{{(given)}}"
         else:
-            formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}"
+            bias = rf" + b_{name}" if walk.b_q is not None else ""
+            formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}{bias}"
         features = feature_labels(tensor.shape[-1])
         matrix_step(name, formula, tensor[b], labels, features, shape=tuple(tensor.shape), max_width=COLUMN_WIDTH)
 

