@@ -17,9 +17,17 @@ def unique_labels(labels: list[str]) -> list[str]:
     return [f"{label} #{i}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
 
 
+def cell_text(value: float) -> str:
+    """One number as the tables print it; masked (-inf) and undefined (NaN) cells by name."""
+    if np.isneginf(value):
+        return "−∞ (masked)"
+    return "NaN" if np.isnan(value) else f"{value:.4f}"
+
+
 def numbers_table(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:
-    shown = np.where(np.isneginf(matrix), np.nan, matrix)  # masked cells read "masked"
-    return pd.DataFrame(shown, index=unique_labels(row_labels), columns=unique_labels(col_labels))
+    """A matrix as text to 4 decimals, with token labels (made distinct) on rows and columns."""
+    text = [[cell_text(value) for value in row] for row in np.asarray(matrix, dtype=float)]
+    return pd.DataFrame(text, index=unique_labels(row_labels), columns=unique_labels(col_labels))
 
 
 def matrix_step(
@@ -48,7 +56,7 @@ def matrix_step(
     )
     if matrix.size <= TABLE_UP_TO:
         with st.expander(f"Numbers of {title}"):
-            st.dataframe(numbers_table(matrix, row_labels, col_labels).style.format("{:.4f}", na_rep="masked"))
+            st.dataframe(numbers_table(matrix, row_labels, col_labels))
 
 
 def feature_labels(n: int) -> list[str]:

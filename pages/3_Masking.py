@@ -1,7 +1,6 @@
 """Masking view: what causal, padding and custom masks let each query see."""
 
-import math
-
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -22,7 +21,7 @@ from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, bars, heatmap
 from attn_ui.inputs import SENTENCE_SEPARATOR, sentences_from_text
 from attn_ui.mask_grid import mask_grid
-from attn_ui.steps import matrix_step, unique_labels
+from attn_ui.steps import matrix_step, numbers_table, unique_labels
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -183,13 +182,7 @@ fill_rows = {
     "attn_core masked_softmax": fills.attn_core,
     f"naive softmax, masked = {large_negative}": fills.large_negative,
 }
-st.table(
-    pd.DataFrame(
-        [["NaN" if math.isnan(value) else f"{value:.4f}" for value in weights.tolist()] for weights in fill_rows.values()],
-        index=list(fill_rows),
-        columns=unique_labels(row),
-    )
-)
+st.table(numbers_table(np.stack([weights.cpu().numpy() for weights in fill_rows.values()]), list(fill_rows), row))
 st.markdown(
     "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which then spreads through every later layer. "
     f"Filling with {large_negative} avoids the NaN but silently gives a **uniform** row over keys the query "

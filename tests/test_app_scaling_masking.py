@@ -213,6 +213,15 @@ def test_masking_padding_blocks_pad_rows(kind):
     assert max(alone_differences(at)) < 1e-6
 
 
+def test_masking_numbers_name_masked_cells():
+    at = open_view(MASKING, mask="causal")
+    assert_clean(at)
+    scores = next(df.value for df in at.dataframe if df.value.shape == (7, 7))
+    assert scores.iloc[0, 1] == "−∞ (masked)"  # above the diagonal: masked, not "None"
+    assert scores.iloc[1, 0] != "−∞ (masked)"
+    float(scores.iloc[1, 0])
+
+
 def test_masking_with_no_sentences_shows_the_example():
     at = open_view(MASKING, text=" | |  ")
     assert_clean(at)
