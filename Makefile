@@ -30,6 +30,7 @@ test: $(VENV)/.dev-installed  ## run every test
 bench: $(VENV)/.dev-installed  ## the benchmarks whose results are in the README
 	$(BIN)/python benchmarks/bench_views.py
 	$(BIN)/python -m benchmarks.real_model
+	$(BIN)/python -m benchmarks.cost_targets
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -16,6 +16,7 @@ import pandas as pd
 MASKED_COLOUR = "#d9d9d9"
 LABEL_LIMIT = 18  # characters of a token shown on an axis
 NUMBERS_UP_TO = 144  # print values inside cells when a matrix has at most this many
+NUMBER_WIDTH = 30  # pixels a cell needs to print its value legibly ("-0.07")
 KINDS = ("weights", "signed")
 BAR_HEIGHT = 240  # pixels
 LINE_HEIGHT = 300  # pixels
@@ -113,7 +114,7 @@ def heatmap(
         .encode(tooltip=[row_title, col_title, alt.Tooltip("text:N", title="masked")])
     )
     layers = [cells, masked_cells]
-    if values.size <= NUMBERS_UP_TO:
+    if values.size <= NUMBERS_UP_TO and cell_width >= NUMBER_WIDTH:
         dark_cell = f"abs(datum.value) > {0.6 * bound}"  # white numbers on dark cells
         layers.append(
             base.mark_text(fontSize=11).encode(
@@ -289,3 +290,43 @@ def labelled_lines(
         )
         .properties(title=title)
     )
+
+
+def series_lines(
+    series: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    x_title: str,
+    y_title: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    title: str = "",
+) -> alt.LayerChart:
+    """Lines with points, one colour per series, each series with its own x values: ``series`` maps
+    a name to (x, y), so one series may stop before another (e.g. a method refused at long lengths).
+
+    A log x axis is in base 2 with a tick at every x. Column names must not contain quotes.
+    Draw it with an explicit height: ``st.altair_chart(chart, height=LINE_HEIGHT)``.
+    """
+    frames = [
+        pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name})
+        for name, (x, y) in series.items()
+    ]
+    data = pd.concat(frames, ignore_index=True)
+    ticks = sorted(set(data[x_title]))
+    base = alt.Chart(data).encode(
+        x=alt.X(
+            f"{x_title}:Q",
+            scale=alt.Scale(type="log", base=2) if log_x else alt.Scale(),
+            axis=alt.Axis(values=ticks) if log_x else alt.Axis(),
+        ),
+        y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
+        color=alt.Color(
+            "series:N",
+            title=None,
+            sort=list(series),
+            scale=alt.Scale(scheme="tableau10"),
+            legend=alt.Legend(orient="top", labelLimit=400),
+        ),
+        tooltip=["series", alt.Tooltip(f"{x_title}:Q", format=","), alt.Tooltip(f"{y_title}:Q", format=".4g")],
+    )
+    return alt.layer(base.mark_line(), base.mark_point(filled=True, size=40)).properties(title=title)

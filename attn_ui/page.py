@@ -30,6 +30,20 @@ REAL_MODEL = View(
     "A trained transformer (all-MiniLM-L6-v2) run by the same attention: every head of every layer, "
     "what “it” refers to, and how a word's vector changes with its context.",
 )
+MULTI_HEAD = View(
+    "pages/4_Multi_head.py",
+    "Multi-head",
+    ":material/view_column:",
+    "h heads side by side: each its own W_Q, W_K, W_V of size C × C/h, their patterns, how alike they are, "
+    "and the concatenation and output projection W_O.",
+)
+COST = View(
+    "pages/5_Cost.py",
+    "Cost",
+    ":material/speed:",
+    "Time and memory against sequence length, measured live: naive attention, PyTorch's SDPA, and tiled "
+    "attention with online softmax (the FlashAttention idea).",
+)
 VIEWS = (
     View(
         "pages/1_Pipeline.py",
@@ -49,6 +63,8 @@ VIEWS = (
         ":material/visibility_off:",
         "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
     ),
+    MULTI_HEAD,
+    COST,
     REAL_MODEL,
 )
 

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 from torch import Tensor
 
+from attn_core import AttentionSteps
 from attn_ui.charts import heatmap
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
@@ -57,6 +58,30 @@ def matrix_step(
     if matrix.size <= TABLE_UP_TO:
         with st.expander(f"Numbers of {title}"):
             st.dataframe(numbers_table(matrix, row_labels, col_labels))
+
+
+def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str, max_width: int) -> None:
+    """Scores, scaled scores and weights of batch item ``b`` side by side (``steps`` may have a head dimension
+    after the batch one: ``b`` then picks a (batch, head) pair, e.g. ``(0, 2)``)."""
+    matrices = (
+        ("Scores", r"S = Q K^\top", steps.scores, "signed"),
+        ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
+        ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
+    )
+    for column, (title, formula, tensor, kind) in zip(st.columns(3), matrices, strict=True):
+        with column:
+            matrix_step(
+                title,
+                formula,
+                tensor[b],
+                queries,
+                keys,
+                shape=tuple(tensor.shape),
+                kind=kind,
+                row_title="query",
+                col_title="key",
+                max_width=max_width,
+            )
 
 
 def feature_labels(n: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""How long the Scaling and Masking views take: the Monte Carlo alone, and whole reruns.
+"""How long the Scaling, Masking and Multi-head views take: the Monte Carlo alone, and whole reruns.
 
 Run: .venv/bin/python benchmarks/bench_views.py   (or `make bench`)
 Target: a rerun of each view with default settings well under 1 s once its caches are warm.
@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attn_core import dot_product_variance, softmax_saturation  # noqa: E402
 
-VIEWS = ("pages/2_Scaling.py", "pages/3_Masking.py")
+VIEWS = ("pages/2_Scaling.py", "pages/3_Masking.py", "pages/4_Multi_head.py")
 RERUNS = 5
 
 

@@ -9,7 +9,7 @@ from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, bars
 from attn_ui.inputs import model_tokens, tokens_from_text
 from attn_ui.model import load_model
-from attn_ui.steps import feature_labels, matrix_step, weighted_sum
+from attn_ui.steps import feature_labels, matrix_step, score_steps, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -179,25 +179,7 @@ for column, name, tensor, labels in qkv:
 
 st.header("3 · Scores, scaling and softmax")
 st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-score_steps = (
-    ("Scores", r"S = Q K^\top", steps.scores, "signed"),
-    ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
-    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
-)
-for column, (title, formula, tensor, kind) in zip(st.columns(3), score_steps, strict=True):
-    with column:
-        matrix_step(
-            title,
-            formula,
-            tensor[b],
-            queries,
-            keys,
-            shape=tuple(tensor.shape),
-            kind=kind,
-            row_title="query",
-            col_title="key",
-            max_width=COLUMN_WIDTH,
-        )
+score_steps(steps, b, queries, keys, scale_text, COLUMN_WIDTH)
 
 st.header("4 · Context vectors")
 st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")

@@ -47,8 +47,16 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server():
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless=true",
-               f"--server.port={port}", "--server.address=127.0.0.1"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "streamlit_app.py",
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+    ]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -78,6 +86,8 @@ def browser():
 def visit(browser, url: str):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(url)
+    # Before its first run the app is also "notRunning": wait for the title the run draws, then for the run's end.
+    page.wait_for_selector("h1", timeout=90_000)
     page.wait_for_selector(IDLE, timeout=90_000)
     return page
 

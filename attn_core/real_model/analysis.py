@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import entropy
+from attn_core.heads import pattern_similarity
 from attn_core.real_model.bert import SPECIAL_TOKENS, Encoded, MiniLM, RealRun
 
 BARELY_MOVES = 0.05  # a change of attention weight smaller than this is "barely moves"
@@ -28,8 +29,10 @@ def head_entropy(run: RealRun, b: int = 0) -> Tensor:
 
 def head_similarity(run: RealRun, layer: int, head: int, b: int = 0) -> Tensor:
     """(L, H) cosine similarity between one head's weights matrix and every head's (1 for the head itself)."""
-    weights = run.weights(b).flatten(start_dim=2)  # (L, H, T*T)
-    return F.cosine_similarity(weights, weights[layer, head], dim=-1)
+    weights = run.weights(b)  # (L, H, T, T)
+    n_layers, n_heads = weights.shape[:2]
+    every_pair = pattern_similarity(weights.flatten(end_dim=1))  # (L*H, L*H)
+    return every_pair[layer * n_heads + head].reshape(n_layers, n_heads)
 
 
 def closest_heads(similarity: Tensor, layer: int, head: int, n: int = 3) -> list[tuple[int, int]]:

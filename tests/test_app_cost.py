@@ -1,0 +1,197 @@
+"""The Cost view, run by AppTest from streamlit_app.py: a small live sweep, links, refusals, budgets, the lock."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import pytest
+import torch
+
+from attn_core import sweep as sweeps
+from attn_core.sweep import Settings, plan
+from attn_core.tiled import online_softmax_walk, random_row
+from attn_core.timing import GIB, supported_dtypes
+from attn_ui import measure
+from tests.conftest import assert_clean, chart_frames, open_view, texts
+
+COST = "pages/5_Cost.py"
+METHODS = ("naive", "sdpa", "tiled")
+
+
+def time_chart(at) -> list[dict]:
+    return next(rows for rows in chart_frames(at) if rows and "median ms" in rows[0])
+
+
+def memory_chart(at) -> list[dict]:
+    return next(rows for rows in chart_frames(at) if rows and "peak MiB" in rows[0])
+
+
+def points_table(at):
+    return next(df.value for df in at.dataframe if "median ms" in df.value.columns)
+
+
+def lengths_by_method(rows: list[dict]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for row in rows:
+        found.setdefault(row["series"].split(" ")[0], []).append(int(row["T"]))
+    return found
+
+
+def test_defaults_run_a_small_sweep_and_draw_it():
+    at = open_view(COST)
+    assert_clean(at)
+    lengths = [128, 256, 512, 1024]
+    assert lengths_by_method(time_chart(at)) == {method: lengths for method in METHODS}
+    assert lengths_by_method(memory_chart(at)) == {method: lengths for method in METHODS}
+    assert all(" · slope " in row["series"] for row in time_chart(at))  # the fitted slope is in the legend
+    table = points_table(at)
+    assert list(zip(table["method"], table["T"], strict=True)) == [(m, t) for t in lengths for m in METHODS]
+    drawn = {(row["series"].split(" ")[0], int(row["T"])): row["median ms"] for row in time_chart(at)}
+    for row in table.itertuples(index=False):
+        assert drawn[row.method, row.T] == pytest.approx(row[3])  # the chart draws the table's medians
+    assert (table["median ms"] > 0).all() and (table["max |Δ| vs SDPA"] < 1e-5).all()
+    assert set(table[table["method"] == "sdpa"]["backend"]) <= {"flash (CPU)", "math (CPU)"}
+    assert table["T×T matrix MiB"].tolist() == [8 * t * t * 4 / 2**20 for t in lengths for _ in METHODS]
+    naive = table[table["method"] == "naive"]
+    assert (naive["peak MiB"] >= 2 * naive["T×T matrix MiB"]).all()  # naive holds two T x T matrices
+    slopes = next(df.value for df in at.dataframe if "slope of time" in df.value.columns)
+    assert slopes["method"].tolist() == list(METHODS) and slopes["fitted on T"].tolist() == ["128 … 1,024"] * 3
+    caption = " ".join(texts(at, "caption"))
+    assert "threads" in caption and "4·B·H·T²·d" in caption and "matmul" in caption
+
+
+def test_extrapolation_and_walkthrough():
+    at = open_view(COST)
+    assert_clean(at)
+    extrapolation = next(df.value for df in at.dataframe if "one T × T score matrix" in df.value.columns)
+    assert extrapolation["T"].tolist() == ["8,192", "32,768", "131,072", "1,048,576"]
+    assert extrapolation["one T × T score matrix"].tolist() == ["2.0 GiB", "32.0 GiB", "512.0 GiB", "32.0 TiB"]
+    walk_table = next(df.value for df in at.dataframe if "running max m" in df.value.columns)
+    walk = online_softmax_walk(*random_row(0, 12), block=4)
+    assert walk_table["keys"].tolist() == ["0–3", "4–7", "8–11"]
+    assert walk_table["rescale exp(m_old − m_new)"].tolist() == pytest.approx([s.rescale for s in walk.steps])
+    assert walk_table["running sum ℓ"].tolist() == pytest.approx([s.running_sum for s in walk.steps])
+    assert float(next(m.value for m in at.metric if m.label.startswith("Largest |online"))) < 1e-12
+    at.slider(key="walk_block").set_value(5).run()
+    assert next(df.value for df in at.dataframe if "running max m" in df.value.columns)["keys"].tolist() == [
+        "0–4",
+        "5–9",
+        "10–11",
+    ]
+
+
+def test_link_sets_the_controls_and_the_sweep():
+    at = open_view(COST, T_max="512", heads="2", d_head="16", causal="on", dtype="float32")
+    assert_clean(at)
+    assert at.select_slider(key="T_max").value == 512
+    assert at.number_input(key="heads").value == 2
+    assert at.select_slider(key="d_head").value == 16
+    assert at.toggle(key="causal").value is True
+    assert at.selectbox(key="dtype").value == "float32"
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256, 512] for method in METHODS}
+    assert points_table(at)["T×T matrix MiB"].tolist()[:3] == [2 * 128 * 128 * 4 / 2**20] * 3  # B·H·T²·4 with H = 2
+    caption = " ".join(texts(at, "caption"))
+    assert "H=2, d=16, causal on" in caption and "halved for causal" in caption
+
+
+def test_controls_are_written_to_the_url():
+    at = open_view(COST)
+    at.number_input(key="heads").set_value(4)
+    at.toggle(key="causal").set_value(True)
+    at.select_slider(key="T_max").set_value(256).run()
+    assert_clean(at)
+    assert at.query_params["heads"] == "4" and at.query_params["causal"] == "on" and at.query_params["T_max"] == "256"
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256] for method in METHODS}
+
+
+def test_huge_T_with_a_small_budget_is_refused_with_the_number():
+    at = open_view(COST, T_max="1048576")
+    at.number_input(key="memory_gib_cpu").set_value(0.01).run()
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "T=1,048,576 naive needs ≈ 64.0 TiB, over the 10.2 MiB budget; skipped" in warning
+    assert "T=1,048,576 tiled needs ≈" in warning
+    assert any("Press **Run sweep**" in message for message in texts(at, "info"))  # long sweeps wait for the button
+    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+    at.button(key="run").click().run()
+    assert_clean(at)
+    measured = lengths_by_method(time_chart(at))
+    assert measured["naive"] == [128, 256] and measured["tiled"] == [128, 256, 512]
+    lengths = tuple(2**p for p in range(7, 21))
+    runs, refused = plan(Settings(lengths=lengths, memory_budget=int(0.01 * GIB)))  # SDPA's scratch depends on threads
+    assert measured["sdpa"] == [t for t in lengths if "sdpa" in runs[t]]
+    assert len(refused) == 3 * 14 - sum(len(measured[method]) for method in METHODS)
+
+
+def test_time_budget_stops_the_sweep_and_keeps_what_it_has():
+    at = open_view(COST)
+    at.number_input(key="time_budget").set_value(0.01).run()
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "Stopped by the 0.01 s time budget before T=256" in warning and "measured so far are shown" in warning
+    assert lengths_by_method(time_chart(at)) == {method: [128] for method in METHODS}
+    assert len(points_table(at)) == 3
+
+
+def test_bad_link_values_warn_and_use_defaults():
+    at = open_view(COST, T_max="banana", heads="0", d_head="-3", causal="maybe", dtype="int8")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    for problem in ("T_max=banana", "heads=0", "d_head=-3", "causal=maybe", "dtype=int8"):
+        assert problem in warning
+    assert at.select_slider(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
+    assert lengths_by_method(time_chart(at))["tiled"] == [128, 256, 512, 1024]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_dtype_unsupported_on_the_device_says_so(dtype):
+    """float16 is never offered on the CPU; bfloat16 only where the CPU has fast bfloat16 kernels."""
+    at = open_view(COST, dtype=dtype, T_max="256")
+    assert_clean(at)
+    caption = " ".join(texts(at, "caption"))
+    if dtype in supported_dtypes("cpu"):
+        assert f"cpu, {torch.get_num_threads()} threads, {dtype}," in caption
+    else:
+        warning = f"{dtype} is not supported on cpu here ({', '.join(supported_dtypes('cpu'))}"
+        assert any(message.startswith(warning) and "measuring float32 instead" in message for message in texts(at, "warning"))
+        assert "threads, float32," in caption
+    assert len(points_table(at)) == 6
+
+
+def test_a_second_sweep_waits_for_the_first():
+    lock = measure.sweep_lock()
+    lock.acquire()
+    threading.Timer(1.0, lock.release).start()  # the other session's sweep ends after a second
+    at = open_view(COST, T_max="256")
+    assert_clean(at)
+    assert any("Another sweep is running" in message for message in texts(at, "info"))
+    assert any(caption.startswith("Waited ") for caption in texts(at, "caption"))
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256] for method in METHODS}
+    assert not lock.locked()
+
+
+def test_waiting_too_long_gives_up_with_a_message(monkeypatch):
+    monkeypatch.setattr(measure, "WAIT_S", 0.2)
+    lock = measure.sweep_lock()
+    lock.acquire()
+    try:
+        at = open_view(COST, T_max="256")
+    finally:
+        lock.release()
+    assert_clean(at)
+    assert any("Gave up after waiting 0.2 s" in message for message in texts(at, "error"))
+    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+
+
+def test_running_out_of_memory_stops_with_a_message(monkeypatch):
+    def sweep_that_runs_out(settings):
+        yield from itertools.islice(sweeps.sweep(settings), 4)  # the first length's progress and points
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(measure, "sweep", sweep_that_runs_out)
+    at = open_view(COST, T_max="256")
+    assert_clean(at)
+    assert any("ran out of memory (CUDA out of memory. Tried to allocate 2.00 GiB)" in w for w in texts(at, "warning"))
+    assert lengths_by_method(time_chart(at)) == {method: [128] for method in METHODS}
+    assert not measure.sweep_lock().locked()

@@ -1,0 +1,178 @@
+"""Tiled attention with online softmax, the naive reference, the walkthrough, and the cost arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attn_core import padding_mask
+from attn_core.sweep import Settings, Skipped, plan, runner
+from attn_core.tiled import (
+    BLOCK_K,
+    BLOCK_Q,
+    attention_flops,
+    naive_attention,
+    online_softmax_walk,
+    random_row,
+    score_matrix_bytes,
+    tiled_attention,
+    tiled_working_bytes,
+)
+from attn_core.timing import GIB, MIB, peak_bytes, sdpa_backend
+
+
+def qkv(t: int, dtype=torch.float64, batch: int = 2, heads: int = 3, d: int = 16, seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(batch, heads, t, d, generator=generator, dtype=dtype) for _ in range(3))  # (B, H, T, d)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("t, block_q, block_k", [(100, 32, 24), (7, 32, 32), (64, 16, 16), (300, BLOCK_Q, BLOCK_K)])
+def test_tiled_equals_naive_and_sdpa(dtype, causal, t, block_q, block_k):
+    """Blocks that do and do not divide T, T below one block, the default blocks."""
+    q, k, v = qkv(t, dtype)
+    tiled = tiled_attention(q, k, v, causal=causal, block_q=block_q, block_k=block_k)
+    sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert tiled.shape == sdpa.shape and tiled.dtype == dtype
+    assert torch.allclose(tiled, naive_attention(q, k, v, causal=causal), atol=1e-5, rtol=0)
+    assert torch.allclose(tiled, sdpa, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_key_padding_mask(dtype):
+    q, k, v = qkv(50, dtype)
+    mask = padding_mask([50, 23], 50).unsqueeze(1)  # (B, 1, 1, T): the second sequence has 23 real tokens
+    tiled = tiled_attention(q, k, v, mask=mask, block_q=16, block_k=8)
+    assert torch.allclose(tiled, naive_attention(q, k, v, mask=mask), atol=1e-5, rtol=0)
+    assert torch.allclose(tiled, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-5, rtol=0)
+    # Padded keys have no influence: the second sequence alone gives the same rows.
+    alone = tiled_attention(q[1:, :, :, :], k[1:, :, :23], v[1:, :, :23], block_q=16, block_k=8)
+    assert torch.allclose(tiled[1:], alone, atol=1e-5, rtol=0)
+
+
+def test_padding_and_causal_together():
+    q, k, v = qkv(40)
+    mask = padding_mask([40, 30], 40).unsqueeze(1)  # (B, 1, 1, T)
+    both = mask & torch.ones(40, 40, dtype=torch.bool).tril()
+    tiled = tiled_attention(q, k, v, causal=True, mask=mask, block_q=8, block_k=16)
+    assert torch.allclose(tiled, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-10, rtol=0)
+
+
+def test_fully_blocked_row_gives_zero_not_nan():
+    q, k, v = qkv(20)
+    mask = torch.ones(20, 20, dtype=torch.bool)
+    mask[3] = False  # query 3 may see no key
+    mask[11, :] = False
+    tiled = tiled_attention(q, k, v, mask=mask, block_q=8, block_k=4)
+    assert not tiled.isnan().any()
+    assert tiled[:, :, 3].eq(0).all() and tiled[:, :, 11].eq(0).all()
+    assert naive_attention(q, k, v, mask=mask)[:, :, 3].isnan().all()  # what the plain version does
+    others = [i for i in range(20) if i not in (3, 11)]
+    assert torch.allclose(tiled[:, :, others], naive_attention(q, k, v, mask=mask)[:, :, others], atol=1e-10)
+
+
+def test_causal_skips_key_blocks_above_the_diagonal():
+    """Changing keys that only later queries see cannot change earlier rows."""
+    q, k, v = qkv(64)
+    changed_k, changed_v = k.clone(), v.clone()
+    changed_k[:, :, 40:] = 1e6
+    changed_v[:, :, 40:] = float("nan")  # would poison any row that read them
+    tiled = tiled_attention(q, changed_k, changed_v, causal=True, block_q=8, block_k=8)
+    assert torch.allclose(tiled[:, :, :40], tiled_attention(q, k, v, causal=True)[:, :, :40], atol=1e-12)
+
+
+def test_bfloat16_keeps_float32_statistics():
+    q, k, v = qkv(128, torch.bfloat16)
+    tiled = tiled_attention(q, k, v, block_q=32, block_k=32)
+    assert tiled.dtype == torch.bfloat16
+    exact = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    assert (tiled.double() - exact).abs().max() < 0.02
+
+
+def test_walkthrough_ends_equal_to_softmax():
+    q, k, v = random_row(seed=3, t=12)
+    walk = online_softmax_walk(q, k, v, block=4)
+    assert [step.keys for step in walk.steps] == [range(0, 4), range(4, 8), range(8, 12)]
+    scores = k @ q / 8**0.5
+    assert torch.allclose(walk.scores, scores)
+    running_max = float("-inf")
+    for step in walk.steps:
+        block = scores[step.keys.start : step.keys.stop]
+        assert step.block_max == pytest.approx(float(block.max()))
+        new_max = max(running_max, step.block_max)
+        assert step.running_max == pytest.approx(new_max)
+        assert step.rescale == pytest.approx(torch.tensor(running_max - new_max).exp().item())
+        seen = scores[: step.keys.stop]
+        assert step.running_sum == pytest.approx(float((seen - new_max).exp().sum()))
+        partial = torch.softmax(seen, dim=-1) @ v[: step.keys.stop]  # the answer had the row ended here
+        assert torch.allclose(step.running_output, partial, atol=1e-12)
+        running_max = new_max
+    assert walk.steps[0].rescale == 0.0  # nothing before the first block
+    assert walk.difference < 1e-12
+    assert torch.allclose(walk.output, torch.softmax(scores, dim=-1) @ v, atol=1e-12)
+    assert torch.allclose(walk.weights, torch.softmax(scores, dim=-1), atol=1e-12)
+
+
+@pytest.mark.parametrize("block", [1, 5, 12, 20])
+def test_walkthrough_any_block_size(block):
+    walk = online_softmax_walk(*random_row(seed=0, t=12), block=block)
+    assert len(walk.steps) == -(-12 // block)
+    assert walk.difference < 1e-12
+
+
+def test_flop_formula():
+    assert attention_flops(1, 8, 1024, 64) == 4 * 8 * 1024**2 * 64
+    assert attention_flops(2, 4, 100, 32, causal=True) == 4 * 2 * 4 * 100**2 * 32 / 2
+
+
+def test_score_matrix_bytes():
+    assert score_matrix_bytes(1, 1, 65_536, torch.float32) == 16 * GIB
+    assert score_matrix_bytes(2, 8, 1024, torch.bfloat16) == 2 * 8 * 1024**2 * 2
+
+
+def test_memory_budget_refuses_a_point_over_it_and_accepts_one_below():
+    settings = Settings(lengths=(1024, 65_536), memory_budget=2 * GIB)
+    runs, skipped = plan(settings)
+    assert runs[1024] == ["naive", "sdpa", "tiled"]
+    assert "naive" not in runs[65_536]
+    refusal = next(s for s in skipped if s.method == "naive")
+    assert refusal == Skipped("naive", 65_536, refusal.needed, 2 * GIB)
+    rows = 8 * 65_536 * 64 * 4  # bytes of one of q, k, v, output
+    matrices = 2 * score_matrix_bytes(1, 8, 65_536, torch.float32)  # scores and softmax: 128 GiB each
+    assert refusal.needed == 4 * rows + matrices
+    assert refusal.message == "T=65,536 naive needs ≈ 256.5 GiB, over the 2.0 GiB budget; skipped"
+    causal = plan(Settings(lengths=(65_536,), causal=True))[1][0]
+    assert causal.needed == refusal.needed + 2 * 65_536**2  # the causal mask and the ones it is made from
+    # A budget just above a point's estimate accepts it; just below refuses it.
+    needed = settings.input_bytes(1024) + settings.working_bytes("naive", 1024, sdpa_backend(*qkv(8), False))
+    assert plan(Settings(lengths=(1024,), memory_budget=needed))[0][1024][0] == "naive"
+    assert "naive" not in plan(Settings(lengths=(1024,), memory_budget=needed - 1))[0][1024]
+
+
+@pytest.mark.parametrize("method", ["naive", "sdpa", "tiled"])
+def test_memory_estimate_covers_the_measured_peak(method):
+    settings = Settings(lengths=(512,))
+    q, k, v = (torch.randn(settings.shape(512)) for _ in range(3))
+    measured = peak_bytes(runner(method, q, k, v, False), torch.device("cpu"))
+    estimate = settings.working_bytes(method, 512, sdpa_backend(q, k, v, False))
+    output = q.numel() * 4
+    assert output <= measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
+
+
+def test_peak_memory_tells_naive_from_tiled():
+    q, k, v = (torch.randn(1, 8, 1024, 64) for _ in range(3))
+    cpu = torch.device("cpu")
+    naive = peak_bytes(runner("naive", q, k, v, False), cpu)
+    tiled = peak_bytes(runner("tiled", q, k, v, False), cpu)
+    assert naive >= 2 * score_matrix_bytes(1, 8, 1024, torch.float32)  # two (8, 1024, 1024) matrices at once
+    assert tiled < 8 * MIB
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("t", [100, 2048])
+def test_tiled_memory_estimate_by_dtype_and_length(dtype, t):
+    q, k, v = (torch.randn(1, 8, t, 64, dtype=dtype) for _ in range(3))
+    measured = peak_bytes(runner("tiled", q, k, v, True), torch.device("cpu"))
+    assert measured <= tiled_working_bytes(1, 8, t, 64, dtype) < 1.5 * measured
