@@ -13,7 +13,7 @@ from attn_core.attention import (
     self_attention,
 )
 from attn_core.device import available_devices, resolve_device
-from attn_core.heads import HeadMetrics, head_metrics, pattern_similarity
+from attn_core.heads import HeadMetrics, head_metrics, pairs_by_similarity, pattern_similarity
 from attn_core.masking import (
     LARGE_NEGATIVE,
     MASK_KINDS,
@@ -147,6 +147,7 @@ __all__ = [
     "online_softmax_walk",
     "pad_batch",
     "padding_mask",
+    "pairs_by_similarity",
     "pattern_similarity",
     "positional_encoding",
     "projection",

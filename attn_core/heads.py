@@ -24,6 +24,16 @@ class HeadMetrics:
     first_weight: Tensor  # mean A[i, 0]: weight on the first token
     max_weight: Tensor  # mean over rows of the row's largest weight
 
+    def columns(self) -> dict[str, Tensor]:
+        """The metrics by their names with units, as a table's columns."""
+        return {
+            "entropy (nats)": self.entropy,
+            "mean distance (tokens)": self.distance,
+            "weight on itself": self.self_weight,
+            "weight on first token": self.first_weight,
+            "largest weight": self.max_weight,
+        }
+
 
 def head_metrics(weights: Tensor) -> HeadMetrics:
     """Summaries of self-attention weights (..., T, T), one per leading index (e.g. per head)."""
@@ -46,3 +56,10 @@ def pattern_similarity(weights: Tensor) -> Tensor:
     """
     patterns = F.normalize(weights.flatten(start_dim=-2), dim=-1)  # (N, Tq*Tk), unit length
     return patterns @ patterns.transpose(-2, -1)  # (N, N)
+
+
+def pairs_by_similarity(similarity: Tensor) -> list[tuple[int, int, float]]:
+    """Every pair of distinct heads (i, j), i < j, with its similarity from an (N, N) matrix, most alike first."""
+    n = similarity.shape[-1]
+    pairs = [(i, j, float(similarity[i, j])) for i in range(n) for j in range(i + 1, n)]
+    return sorted(pairs, key=lambda pair: pair[2], reverse=True)

@@ -14,6 +14,7 @@ from attn_core import (
     multi_head_attention,
     multi_head_projections,
     nearest_head_counts,
+    pairs_by_similarity,
     pattern_similarity,
     positional_encoding,
     torch_mha_difference,
@@ -37,10 +38,6 @@ PARAMS = (
     Param("head", 0, url_state.integer(0, MAX_HEADS - 1)),
     Param("seed", 0, url_state.integer(0, 2**31 - 1)),
 )
-
-
-def use_heads(n_heads: int) -> None:
-    st.session_state["heads"] = n_heads
 
 
 page.setup(page.MULTI_HEAD)
@@ -67,7 +64,7 @@ if n_heads != asked_heads:
     except ValueError as problem:
         st.warning(f"{problem} This view shows h = {n_heads} until you choose.")
     for column, valid in zip(st.columns(8), nearest_head_counts(d_model, asked_heads), strict=False):
-        column.button(f"Use {valid} heads", on_click=use_heads, args=(valid,), key=f"use_{valid}")
+        column.button(f"Use {valid} heads", on_click=st.session_state.update, kwargs={"heads": valid}, key=f"use_{valid}")
 
 tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
 seed = st.session_state["seed"]
@@ -133,10 +130,10 @@ for column, name, weights in zip(st.columns(3), ("Q", "K", "V"), (w_q, w_k, w_v)
 qkv = zip(st.columns(3), ("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True)
 for column, name, tensor in qkv:
     with column:
-        rows = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
+        formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
         matrix_step(
             f"{name} of head {head}",
-            rows,
+            formula,
             tensor[head],
             tokens,
             feature_labels(d_head),
@@ -176,17 +173,7 @@ with right:
 
 st.header("5 · How the heads differ")
 metrics = head_metrics(steps.heads.weights)  # each (h,)
-table = pd.DataFrame(
-    {
-        "entropy (nats)": metrics.entropy,
-        "mean distance (tokens)": metrics.distance,
-        "weight on itself": metrics.self_weight,
-        "weight on first token": metrics.first_weight,
-        "largest weight": metrics.max_weight,
-    },
-    index=head_names,
-).round(3)
-st.dataframe(table)
+st.dataframe(pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names).round(3))
 st.caption(
     "Means over the query tokens. Entropy: 0 = each token attends to one key, "
     f"log T = {math.log(t):.2f} = attends to all equally. "
@@ -208,14 +195,14 @@ with left:
         width="content",
     )
 with right:
-    pairs = [(i, j) for i in range(n_heads) for j in range(i + 1, n_heads)]
-    redundant = [(i, j) for i, j in pairs if similarity[i, j] >= SIMILAR]
+    pairs = pairs_by_similarity(similarity)  # most alike first
+    redundant = [(i, j, alike) for i, j, alike in pairs if alike >= SIMILAR]
     if redundant:
-        listed = ", ".join(f"heads {i} and {j} ({float(similarity[i, j]):.2f})" for i, j in redundant)
+        listed = ", ".join(f"heads {i} and {j} ({alike:.2f})" for i, j, alike in redundant)
         st.markdown(f"**Redundant heads** (similarity ≥ {SIMILAR}): {listed}. They attend almost alike.")
     elif pairs:
-        i, j = max(pairs, key=lambda pair: similarity[pair])
-        st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({float(similarity[i, j]):.2f}).")
+        i, j, alike = pairs[0]
+        st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
     st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
 
 st.header("6 · One head of size C, or h heads of size C/h?")

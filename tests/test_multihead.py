@@ -17,6 +17,7 @@ from attn_core import (
     multi_head_projections,
     nearest_head_counts,
     padding_mask,
+    pairs_by_similarity,
     pattern_similarity,
     torch_mha_difference,
 )
@@ -131,6 +132,7 @@ def test_head_metrics_of_known_patterns():
     torch.testing.assert_close(metrics.max_weight, torch.tensor([1.0, 1 / t, 1.0]))
     # Distances: itself 0; uniform: mean |i - j| over all pairs = 1.25; first: mean i = 1.5.
     torch.testing.assert_close(metrics.distance, torch.tensor([0.0, 1.25, 1.5]))
+    assert metrics.columns()["mean distance (tokens)"] is metrics.distance and len(metrics.columns()) == 5
 
 
 def test_pattern_similarity():
@@ -142,6 +144,9 @@ def test_pattern_similarity():
     assert similarity[0, 1] == pytest.approx(1.0)
     expected = torch.dot(a.flatten(), b.flatten()) / (a.norm() * b.norm())
     assert similarity[0, 2] == pytest.approx(float(expected))
+    pairs = pairs_by_similarity(similarity)
+    assert len(pairs) == 6 and pairs[0][:2] == (0, 1)  # every pair once; the two copies of a first
+    assert [alike for *_, alike in pairs] == sorted((alike for *_, alike in pairs), reverse=True)
 
 
 def test_toy_projections_are_seeded_and_independent_of_the_head_count():
