@@ -24,6 +24,8 @@ from attn_core.masking import (
     build_mask,
     compare_fills,
     difference_from_alone,
+    mask_from_text,
+    mask_to_text,
     masked_batch_attention,
     pad_batch,
     query_key_padding_mask,
@@ -49,6 +51,7 @@ from attn_core.real_model import (
     coreference,
     head_entropy,
     head_similarity,
+    previous_token_share,
     visible_positions,
     word_across_contexts,
 )
@@ -66,7 +69,7 @@ from attn_core.scaling import (
     softmax_jacobian,
     softmax_saturation,
 )
-from attn_core.text import tokenize
+from attn_core.text import last_word, tokenize
 from attn_core.tiled import (
     BLOCK_K,
     BLOCK_Q,
@@ -136,6 +139,8 @@ __all__ = [
     "head_metrics",
     "head_similarity",
     "jacobian_norm",
+    "mask_from_text",
+    "mask_to_text",
     "masked_batch_attention",
     "masked_softmax",
     "multi_head_attention",
@@ -164,8 +169,10 @@ __all__ = [
     "softmax_saturation",
     "tiled_attention",
     "tiled_working_bytes",
+    "last_word",
     "tokenize",
     "torch_mha_difference",
+    "previous_token_share",
     "visible_positions",
     "weights_with_additive_mask",
     "word_across_contexts",

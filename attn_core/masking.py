@@ -123,3 +123,16 @@ def compare_fills(scaled_scores: Tensor, mask_row: Tensor) -> FillComparison:
     filled_inf = scaled_scores.masked_fill(~mask_row, float("-inf"))  # (Tk,)
     filled_large = scaled_scores.masked_fill(~mask_row, LARGE_NEGATIVE)  # (Tk,)
     return FillComparison(torch.softmax(filled_inf, dim=-1), masked_softmax(filled_inf), torch.softmax(filled_large, dim=-1))
+
+
+def mask_to_text(mask: Tensor) -> str:
+    """A (T, T) boolean mask as compact text for a link: rows of 0/1 joined by "-" ("10-11" is causal for T = 2)."""
+    return "-".join("".join("1" if allowed else "0" for allowed in row) for row in mask.tolist())
+
+
+def mask_from_text(text: str) -> Tensor:
+    """The (T, T) boolean mask ``mask_to_text`` wrote; ValueError with a readable reason for anything else."""
+    rows = text.split("-")
+    if not all(rows) or any(set(row) - {"0", "1"} for row in rows) or any(len(row) != len(rows) for row in rows):
+        raise ValueError("expected T rows of T digits 0 or 1, joined by “-”")
+    return torch.tensor([[digit == "1" for digit in row] for row in rows], dtype=torch.bool)  # (T, T)

@@ -75,3 +75,10 @@ def tokenize(text: str) -> list[str]:
             in_word = _is_word_char(ch) and not _is_wide_letter(ch)
         can_attach = True
     return tokens
+
+
+def last_word(tokens: list[str]) -> int:
+    """The position of the last token that is a word (has a letter or digit and is not a [CLS] / [SEP] marker);
+    the last position when there is none. A good default query: "play" in "I am going to play", not [SEP] or "."."""
+    words = [i for i, token in enumerate(tokens) if any(ch.isalnum() for ch in token) and not token.startswith("[")]
+    return words[-1] if words else len(tokens) - 1

@@ -1,8 +1,14 @@
-"""Every chart of the app, built with Altair in one place.
+"""Every chart of the app, built with Altair in one place, with one theme.
 
-Colour conventions: a sequential scale for attention weights (0..1), a
-diverging scale centred on 0 for scores and other signed values, and grey,
-labelled cells for masked entries (never the colour of a big number).
+The theme (registered once, below) sets text sizes readable from the back of a lecture hall; colours
+of text and background come from Streamlit's light or dark theme, so charts follow the active one.
+
+Colour conventions: a sequential scale for attention weights (0..1) that reads in grayscale and
+for colour-blind viewers, a diverging scale centred on 0 for scores and other signed values, two
+named categories for boolean masks, and grey, labelled cells for masked entries.
+
+Heatmaps are sized in pixels per cell so that every token gets its label on both axes; a page
+places them in a wrapping row (``attn_ui.layout``) whose width comes from ``heatmap_width``.
 """
 
 from __future__ import annotations
@@ -13,46 +19,133 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-MASKED_COLOUR = "#d9d9d9"
-LABEL_LIMIT = 18  # characters of a token shown on an axis
+FONT_SIZE = 14  # pixels: axis labels, legends, headers
+TITLE_SIZE = 16  # pixels: axis and chart titles
+CELL_FONT_SIZE = 13  # pixels: numbers written inside heatmap cells
+MASKED_COLOUR = "#9e9e9e"
+ALLOWED_COLOUR = "#1f77b4"
+HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
+LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
+CHAR_WIDTH = 8.5  # pixels of one label character at FONT_SIZE, a generous average
+MIN_STEP = 20  # pixels per token row or column: a 14-px label fits, rotated or not
+MIN_INDEX_STEP = 10  # pixels per row or column numbering features, labelled every other one
+MAX_STEP = 44  # pixels per cell at most
+NUMBER_STEP = 44  # pixels a cell needs to print its value legibly ("-0.07")
 NUMBERS_UP_TO = 144  # print values inside cells when a matrix has at most this many
-NUMBER_WIDTH = 30  # pixels a cell needs to print its value legibly ("-0.07")
-KINDS = ("weights", "signed")
-BAR_HEIGHT = 240  # pixels
-LINE_HEIGHT = 300  # pixels
+MAX_WIDTH = 560  # pixels: the widest chart fits the main column (564 px) of a 1024-px-wide browser with the sidebar open
+MAX_HEIGHT = 720  # pixels of cells: 36 tokens at MIN_STEP
+COMPACT_HEIGHT = 360  # pixels of cells of a feature-by-feature matrix (a W)
+KINDS = ("weights", "signed", "mask")
+BAR_HEIGHT = 260  # pixels
+LINE_HEIGHT = 320  # pixels
+LINE_WIDTH = 440  # pixels of a line chart that shares a row
+WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
+THEME = "attention_explorer"
+# Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
+# mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
+THEME_CSS = """<style>
+[data-testid="stVegaLiteChart"] :is(g[class*="role-axis"], g[class*="role-legend"], g[class*="role-title"],
+  g[class*="header"]) > text { fill: currentColor; }
+</style>"""
 
 
-def short_label(token: str) -> str:
-    return token if len(token) <= LABEL_LIMIT else token[: LABEL_LIMIT - 1] + "…"
+@alt.theme.register(THEME, enable=True)
+def _theme() -> alt.theme.ThemeConfig:
+    """Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them."""
+    return {
+        "config": {
+            "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0},
+            "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
+            "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
+            "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
+            "text": {"fontSize": CELL_FONT_SIZE},
+        }
+    }
 
 
-def _label_axis(labels: list[str], title: str) -> alt.Axis:
-    """An axis over integer positions that shows the tokens (duplicates stay distinct)."""
+def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
+    """An axis over integer positions that shows the tokens (duplicates stay distinct).
+
+    Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
+    axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
+    Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
+    """
     names = json.dumps([short_label(label) for label in labels])
-    return alt.Axis(title=title, labelExpr=f"{names}[datum.value]", labelAngle=0 if len(labels) <= 12 else -45)
+    every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
+    fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
+    return alt.Axis(
+        title=title,
+        labelExpr=f"{names}[datum.value]",
+        labelAngle=0 if fits_across else -90,
+        labelOverlap=False,
+        values=list(range(0, len(labels), every)),
+    )
 
 
 def _colour_bound(kind: str, values: np.ndarray) -> float:
     """The largest |value| the colour scale spans."""
-    if kind == "weights":
+    if kind != "signed":
         return 1.0
     finite = np.abs(values[np.isfinite(values)])
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
-def _colour_scale(kind: str, bound: float) -> alt.Scale:
+def _colour(kind: str, bound: float) -> alt.Color:
+    if kind == "mask":
+        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
+        return alt.Color("category:N", scale=scale, title=None, legend=alt.Legend(orient="bottom"))
     if kind == "weights":
-        return alt.Scale(scheme="blues", domain=[0, 1])
-    return alt.Scale(scheme="redblue", reverse=True, domain=[-bound, bound], domainMid=0)
+        scale = alt.Scale(scheme="viridis", domain=[0, 1])
+    else:
+        scale = alt.Scale(scheme="blueorange", domain=[-bound, bound], domainMid=0)
+    return alt.Color("value:Q", scale=scale, title=None, legend=alt.Legend(orient="bottom", direction="horizontal"))
 
 
-def _cell_sizes(n_rows: int, n_cols: int, max_width: int, max_height: int) -> tuple[int, int]:
-    """Pixels per cell (width, height): square, 10 to 44 pixels, or thinner along a side that would
-    otherwise pass its limit (a 384-feature row of a real model)."""
-    side = max(10, min(44, max_width // max(n_cols, 1)))
-    width = side if n_cols * side <= max_width else max(1, max_width // n_cols)
-    height = side if n_rows * side <= max_height else max(1, max_height // n_rows)
-    return width, height
+def _dark_cell(kind: str, bound: float) -> str:
+    """A Vega expression true where a cell's colour is dark enough for white numbers."""
+    if kind == "weights":
+        return "datum.value < 0.45"  # the dark (purple-blue) end of viridis
+    if kind == "mask":
+        return "datum.category == 'allowed'"
+    return f"abs(datum.value) > {0.6 * bound}"
+
+
+def _is_index(labels: list[str]) -> bool:
+    """Labels that only number positions (features 0, 1, 2 ...): such an axis may be squeezed and labelled sparsely."""
+    return all(label.isdigit() for label in labels)
+
+
+def cell_steps(row_labels: list[str], col_labels: list[str], max_width: int, max_height: int) -> tuple[float, float]:
+    """Pixels per cell (width, height): square and at most MAX_STEP where the matrix fits; at least MIN_STEP along
+    a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis while that fits; squeezed
+    to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A feature-by-feature matrix
+    (a W) is kept compact."""
+    if _is_index(row_labels):
+        max_height = min(max_height, COMPACT_HEIGHT)
+    cells_width = max_width - _label_room(row_labels)
+    fit_width, fit_height = cells_width / max(len(col_labels), 1), max_height / max(len(row_labels), 1)
+    side = min(MAX_STEP, fit_width, fit_height)
+
+    def step(fit: float, labels: list[str]) -> float:
+        return max(side, min(MIN_INDEX_STEP if _is_index(labels) else MIN_STEP, fit), 1.0)
+
+    return step(fit_width, col_labels), step(fit_height, row_labels)
+
+
+def _label_room(labels: list[str]) -> int:
+    """Pixels the labels and title of a y axis take beside the plot."""
+    longest = max((len(short_label(label)) for label in labels), default=1)
+    return int(longest * CHAR_WIDTH) + 2 * TITLE_SIZE + 12
+
+
+def heatmap_width(row_labels: list[str], col_labels: list[str], max_width: int = MAX_WIDTH, max_height: int = MAX_HEIGHT) -> int:
+    """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title."""
+    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height)
+    return int(len(col_labels) * cell_width) + _label_room(row_labels)
 
 
 def heatmap(
@@ -64,71 +157,69 @@ def heatmap(
     row_title: str = "query",
     col_title: str = "key",
     title: str = "",
-    max_width: int = 640,
-    max_height: int = 800,
+    max_width: int = MAX_WIDTH,
+    max_height: int = MAX_HEIGHT,
+    highlight: int | None = None,
 ) -> alt.LayerChart:
-    """A matrix as coloured cells with token labels on both axes and values on hover.
+    """A matrix as coloured cells with every token labelled on both axes and values on hover.
 
-    ``-inf`` cells (masked scores) are drawn grey and labelled "masked".
+    ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked". ``-inf`` cells (masked scores)
+    are drawn grey and labelled "masked". ``highlight`` outlines one row (e.g. the query at a generation step).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape
     rows, cols = np.indices(values.shape, dtype=np.int32)  # int32: Arrow's int64 reaches Vega as BigInt
-    masked = np.isneginf(values)
+    masked = np.isneginf(values) | ((values == 0) if kind == "mask" else False)
     data = pd.DataFrame(
         {
             "row": rows.ravel(),
             "col": cols.ravel(),
             row_title: [row_labels[i] for i in rows.ravel()],
             col_title: [col_labels[j] for j in cols.ravel()],
-            "value": np.where(masked, np.nan, values).ravel(),
+            "value": np.where(np.isneginf(values), np.nan, values).ravel(),
             "masked": masked.ravel(),
-            "text": np.where(masked, "−∞", np.char.mod("%.2f", np.where(masked, 0, values))).ravel(),
+            "category": np.where(masked, "blocked", "allowed").ravel(),
+            "text": np.where(np.isneginf(values), "−∞", np.char.mod("%.2f", np.where(np.isneginf(values), 0, values))).ravel(),
         }
     )
-    cell_width, cell_height = _cell_sizes(n_rows, n_cols, max_width, max_height)
+    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
     bound = _colour_bound(kind, values)
     base = alt.Chart(data).encode(
-        x=alt.X("col:O", axis=_label_axis(col_labels, col_title)),
-        y=alt.Y("row:O", axis=_label_axis(row_labels, row_title)),
+        x=alt.X("col:O", axis=_label_axis(col_labels, col_title, cell_width)),
+        y=alt.Y("row:O", axis=_label_axis(row_labels, row_title, cell_height, horizontal=True)),
     )
     tooltip = [row_title, col_title, alt.Tooltip("value:Q", format=".4f")]
-    cells = (
-        base.transform_filter("!datum.masked")
-        .mark_rect()
-        .encode(
-            color=alt.Color(
-                "value:Q",
-                scale=_colour_scale(kind, bound),
-                title=None,
-                legend=alt.Legend(orient="bottom", direction="horizontal"),
-            ),
-            tooltip=tooltip,
+    if kind == "mask":
+        layers = [base.mark_rect().encode(color=_colour(kind, bound), tooltip=[row_title, col_title, "category:N"])]
+    else:
+        cells = base.transform_filter("!datum.masked").mark_rect().encode(color=_colour(kind, bound), tooltip=tooltip)
+        masked_cells = (
+            base.transform_filter("datum.masked")
+            .mark_rect(color=MASKED_COLOUR)
+            .encode(tooltip=[row_title, col_title, alt.Tooltip("text:N", title="masked")])
         )
-    )
-    masked_cells = (
-        base.transform_filter("datum.masked")
-        .mark_rect(color=MASKED_COLOUR)
-        .encode(tooltip=[row_title, col_title, alt.Tooltip("text:N", title="masked")])
-    )
-    layers = [cells, masked_cells]
-    if values.size <= NUMBERS_UP_TO and cell_width >= NUMBER_WIDTH:
-        dark_cell = f"abs(datum.value) > {0.6 * bound}"  # white numbers on dark cells
-        layers.append(
-            base.mark_text(fontSize=11).encode(
-                text="text:N", color=alt.condition(dark_cell, alt.value("white"), alt.value("black"))
-            )
+        layers = [cells, masked_cells]
+    if kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
+        colour = alt.condition(_dark_cell(kind, bound), alt.value("white"), alt.value("black"))
+        layers.append(base.mark_text().encode(text="text:N", color=colour))
+    if highlight is not None:
+        outline = base.transform_filter(f"datum.row == {int(highlight)}").mark_rect(
+            fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=3
         )
+        layers.append(outline)
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-    return alt.layer(*layers).properties(title=title, width=alt.Step(cell_width), height=alt.Step(cell_height))
+    return alt.layer(*layers).properties(
+        title=title, width=alt.Step(cell_width), height=alt.Step(cell_height), description=f"heatmap: {title}"
+    )
 
 
 def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> alt.Chart:
-    """One value per token as bars (e.g. a query's weights over the keys).
+    """One value per token as bars (e.g. a query's weights over the keys), every token labelled.
 
-    Draw it with an explicit height: ``st.altair_chart(chart, height=BAR_HEIGHT)``.
+    Draw it with an explicit height: ``st.altair_chart(chart, height=BAR_HEIGHT)``; its width follows
+    the container, at least ``bars_width(labels)``.
     """
     positions = np.arange(len(labels), dtype=np.int32)
     data = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
@@ -136,12 +227,17 @@ def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("position:O", axis=_label_axis(labels, label_title)),
+            x=alt.X("position:O", axis=_label_axis(labels, label_title, MIN_STEP)),
             y=alt.Y(f"{value_title}:Q"),
             tooltip=[label_title, alt.Tooltip(f"{value_title}:Q", format=".4f")],
         )
         .properties(title=title)
     )
+
+
+def bars_width(labels: list[str]) -> int:
+    """Pixels a bar chart needs for every label: MIN_STEP per bar, plus the value axis."""
+    return min(MAX_WIDTH, max(320, len(labels) * (MIN_STEP + 6) + 80))
 
 
 def lines(
@@ -170,17 +266,13 @@ def lines(
         for name, y in curves.items()
     ]
     data = pd.concat(frames, ignore_index=True)
-    x_scale = alt.Scale(type="log", base=2) if log_x else alt.Scale()
-    x_axis = alt.Axis(values=[float(value) for value in x]) if log_x else alt.Axis()
     base = alt.Chart(data).encode(
-        x=alt.X(f"{x_title}:Q", scale=x_scale, axis=x_axis),
+        x=_x_scale(x_title, sorted(set(data[x_title])), log_x),
         y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
-        color=alt.Color(
-            "series:N", title=None, sort=list(measured), scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="top")
-        ),
+        color=_series_colour(list(measured)),
         tooltip=["series", "source", alt.Tooltip(f"{x_title}:Q", format="g"), alt.Tooltip(f"{y_title}:Q", format=".4g")],
     )
-    points = base.transform_filter("datum.source == 'measured'").mark_point(filled=True, size=40)
+    points = base.transform_filter("datum.source == 'measured'").mark_point(filled=True, size=60)
     if theory:
         layers = [base.transform_filter("datum.source == 'theory'").mark_line(strokeDash=[6, 4]), points]
     else:
@@ -189,6 +281,20 @@ def lines(
         rule = alt.Chart(pd.DataFrame({x_title: [float(marker)]})).mark_rule(color="grey", strokeDash=[2, 2])
         layers.append(rule.encode(x=f"{x_title}:Q"))
     return alt.layer(*layers).properties(title=title)
+
+
+def _x_scale(x_title: str, ticks: list[float], log_x: bool) -> alt.X:
+    """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
+    if not log_x:
+        return alt.X(f"{x_title}:Q")
+    shown = ticks if len(ticks) <= 8 else ticks[::2]
+    return alt.X(f"{x_title}:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=shown, labelOverlap=False))
+
+
+def _series_colour(names: list[str]) -> alt.Color:
+    return alt.Color(
+        "series:N", title=None, sort=names, scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="top", columns=2)
+    )
 
 
 def heatmap_grid(
@@ -203,13 +309,16 @@ def heatmap_grid(
     row_title: str = "query",
     col_title: str = "key",
     kind: str = "weights",
-    panel_size: int = 72,
+    max_width: int = MAX_WIDTH,
+    max_panel: int = 160,
     title: str = "",
 ) -> alt.FacetChart:
     """Small heatmaps side by side, e.g. every head of every layer: ``values`` is
     (panel rows, panel columns, rows, columns) and panel (i, j) draws ``values[i, j]``.
 
-    Each panel is at most ``panel_size`` pixels wide; hovering a cell names its panel, tokens and value.
+    Every panel is always visible: a single row of panels wraps into as many rows as it needs (panels of at
+    least WRAPPED_PANEL pixels); in a grid the panels shrink until a row of them fits ``max_width``.
+    Hovering a cell names its panel, tokens and value.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -229,29 +338,41 @@ def heatmap_grid(
             "value": values.ravel(),
         }
     )
-    cell = max(1, panel_size // max(n_rows, n_cols, 1))
-    return (
+    spacing = 4
+    room = max_width - 3 * TITLE_SIZE
+    if len(panel_rows) == 1:  # one row of panels (the heads of one layer): wrap it into as many rows as needed
+        panel = min(max_panel, max(WRAPPED_PANEL, room / len(panel_cols) - spacing))
+        columns = max(1, min(len(panel_cols), int(room // (panel + spacing))))
+    else:  # a grid (layers by heads): panels shrink so that a row of them fits
+        panel, columns = min(max_panel, room / len(panel_cols) - spacing), None
+    cell = max(1.0, panel / max(n_rows, n_cols, 1))
+    chart = (
         alt.Chart(data)
         .mark_rect()
         .encode(
             x=alt.X("col:O", axis=None),
             y=alt.Y("row:O", axis=None),
-            color=alt.Color("value:Q", scale=_colour_scale(kind, _colour_bound(kind, values)), title=kind),
+            color=_colour(kind, _colour_bound(kind, values)),
             tooltip=[panel_row_title, panel_col_title, row_title, col_title, alt.Tooltip("value:Q", format=".4f")],
         )
         .properties(width=alt.Step(cell), height=alt.Step(cell))
-        .facet(
+    )
+    column_facet = {"title": panel_col_title, "header": _panel_header(panel_cols)}
+    if columns is not None:
+        faceted = chart.facet(facet=alt.Facet("panel_col:O", **column_facet), columns=columns, spacing=spacing, title=title)
+    else:
+        faceted = chart.facet(
             row=alt.Row("panel_row:O", title=panel_row_title, header=_panel_header(panel_rows)),
-            column=alt.Column("panel_col:O", title=panel_col_title, header=_panel_header(panel_cols)),
-            spacing=4,
+            column=alt.Column("panel_col:O", **column_facet),
+            spacing=spacing,
             title=title,
         )
-    )
+    return faceted.properties(description=f"heatmap grid: {title}")
 
 
 def _panel_header(labels: list[str]) -> alt.Header:
     """A facet header that shows ``labels`` for the panels' integer positions."""
-    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]", labelFontSize=11, titleFontSize=12)
+    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]")
 
 
 def labelled_lines(
@@ -283,9 +404,9 @@ def labelled_lines(
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
-            x=alt.X("position:O", axis=_label_axis(points, point_title)),
+            x=alt.X("position:O", axis=_label_axis(points, point_title, 2 * MIN_STEP)),
             y=alt.Y(f"{value_title}:Q", scale=alt.Scale(zero=False)),
-            color=alt.Color(f"{series_title}:N", legend=alt.Legend(orient="bottom", labelLimit=400)),
+            color=alt.Color(f"{series_title}:N", legend=alt.Legend(orient="bottom", columns=1)),
             tooltip=[series_title, point_title, alt.Tooltip(f"{value_title}:Q", format=".4f")],
         )
         .properties(title=title)
@@ -312,21 +433,10 @@ def series_lines(
         for name, (x, y) in series.items()
     ]
     data = pd.concat(frames, ignore_index=True)
-    ticks = sorted(set(data[x_title]))
     base = alt.Chart(data).encode(
-        x=alt.X(
-            f"{x_title}:Q",
-            scale=alt.Scale(type="log", base=2) if log_x else alt.Scale(),
-            axis=alt.Axis(values=ticks) if log_x else alt.Axis(),
-        ),
+        x=_x_scale(x_title, sorted(set(data[x_title])), log_x),
         y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
-        color=alt.Color(
-            "series:N",
-            title=None,
-            sort=list(series),
-            scale=alt.Scale(scheme="tableau10"),
-            legend=alt.Legend(orient="top", labelLimit=400),
-        ),
+        color=_series_colour(list(series)),
         tooltip=["series", alt.Tooltip(f"{x_title}:Q", format=","), alt.Tooltip(f"{y_title}:Q", format=".4g")],
     )
-    return alt.layer(base.mark_line(), base.mark_point(filled=True, size=40)).properties(title=title)
+    return alt.layer(base.mark_line(), base.mark_point(filled=True, size=60)).properties(title=title)

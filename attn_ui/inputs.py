@@ -9,6 +9,12 @@ from attn_core.real_model import Encoded
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
 SENTENCE_SEPARATOR = "|"
+MARKDOWN_SPECIALS = set("\\`*_{}[]<>()#+-.!|~$")
+
+
+def escape_markdown(text: str) -> str:
+    """User text made safe to put in st.markdown, st.info...: shown as typed, never as Markdown or HTML."""
+    return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in text)
 
 
 def tokens_from_text(text: str, limit: int, example: str | None = None, name: str = "Your text") -> list[str]:

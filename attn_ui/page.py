@@ -1,4 +1,4 @@
-"""Page set-up shared by every view: title, layout and the sidebar's map of views."""
+"""Page set-up shared by every view: title, layout, URL state, the sidebar's map of views, presenter mode."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from attn_ui import url_state
+from attn_ui.charts import THEME_CSS
+from attn_ui.url_state import Param
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,109 @@ VIEWS = (
 )
 
 
-def setup(view: View) -> None:
-    """Call first on every page: page config and the sidebar navigation."""
-    st.set_page_config(page_title=f"{view.label} · Attention Explorer", page_icon=view.icon, layout="wide")
+PRESENTER = (
+    Param("present", False, url_state.on_off, url_state.format_on_off),
+    Param("slide", 1, url_state.integer(1, 99)),
+)
+KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
+PRESENTER_STYLE = """<style>
+html { font-size: 21px; }
+.st-key-clicker_keys { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+</style>"""
+
+
+def presenting() -> bool:
+    return st.session_state.get("present") is True
+
+
+def setup(view: View, params: tuple[Param, ...] = ()) -> None:
+    """Call first on every page: page config, the view's state from its URL, and the sidebar's map of views.
+
+    Each view opens with its own URL's values or its own defaults: values of the view seen before
+    (whose widgets may share a key with this one's) are forgotten when the view changes.
+    """
+    present = st.query_params.get("present", "off") in ("on", "true", "1", "yes")
+    st.set_page_config(
+        page_title=f"{view.label} · Attention Explorer",
+        page_icon=view.icon,
+        layout="wide",
+        initial_sidebar_state="collapsed" if present else "auto",
+    )
+    if st.session_state.get("_view") != view.path:
+        for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
+            del st.session_state[key]
+        st.session_state["_view"] = view.path
+    url_state.restore(params + PRESENTER if view != HOME else params)
     with st.sidebar:
         st.markdown("**Attention Explorer**")
         for item in (HOME, *VIEWS):
             st.page_link(item.path, label=item.label, icon=item.icon)
+        if view != HOME:
+            st.toggle("Presenter mode", key="present", help="One section per screen, large type; ← and → step through.")
         st.divider()
+    st.html(THEME_CSS)
+    if presenting():
+        st.html(PRESENTER_STYLE)
+
+
+def publish(params: tuple[Param, ...]) -> None:
+    """Call last: the view's controls, and the presenter's mode and slide, written to the URL."""
+    url_state.publish(params + PRESENTER)
+
+
+def controls() -> DeltaGenerator:
+    """Where a view draws its controls: the sidebar, or in presenter mode (sidebar closed) a popover."""
+    return st.popover("Controls", icon=":material/tune:") if presenting() else st.sidebar
+
+
+class Slides:
+    """A view's numbered sections. In presenter mode one section is shown at a time, the slide in the URL;
+    Next and Previous answer to → and ← on a keyboard and to PageDown and PageUp from a presentation clicker."""
+
+    def __init__(self, titles: tuple[str, ...]):
+        self.titles = titles
+        last = len(titles)
+        slide = st.session_state.get("slide")
+        url_state.keep_in("slide", range(1, last + 1), min(slide, last) if type(slide) is int and slide > 0 else 1)
+        self.current = st.session_state["slide"]
+        if presenting():
+            self._navigation()
+
+    def show(self, number: int, title: str | None = None) -> bool:
+        """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
+        the section more precisely than its slide title, e.g. "Head 3, step by step")."""
+        if presenting() and number != self.current:
+            return False
+        st.header(f"{number} · {title or self.titles[number - 1]}")
+        return True
+
+    def _navigation(self) -> None:
+        last = len(self.titles)
+        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+            st.button(
+                "Previous",
+                icon=":material/arrow_back:",
+                shortcut="Left",
+                key="slide_previous",
+                on_click=_move_slide,
+                args=(-1, last),
+                disabled=self.current == 1,
+            )
+            st.button(
+                "Next",
+                icon=":material/arrow_forward:",
+                shortcut="Right",
+                key="slide_next",
+                on_click=_move_slide,
+                args=(1, last),
+                disabled=self.current == last,
+                type="primary",
+            )
+            st.markdown(f"**Step {self.current} of {last}** · {self.titles[self.current - 1]}")
+        with st.container(key="clicker_keys"):  # a presentation clicker's keys; visually hidden
+            st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
+            st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_move_slide, args=(1, last))
+
+
+def _move_slide(delta: int, last: int) -> None:
+    st.session_state["slide"] = min(max(st.session_state["slide"] + delta, 1), last)

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from torch import Tensor
 
 from attn_core import AttentionSteps
-from attn_ui.charts import heatmap
+from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
+MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
+
+
+def row() -> DeltaGenerator:
+    """A row of blocks (charts with their titles) that wraps to fewer per line when the main column is narrow."""
+    return st.container(horizontal=True, wrap=True, gap="medium")
+
+
+def block(width: int) -> DeltaGenerator:
+    """A block of ``width`` pixels in a row (narrower when its column is)."""
+    return st.container(width=max(MIN_BLOCK, width))
 
 
 def unique_labels(labels: list[str]) -> list[str]:
@@ -42,46 +55,66 @@ def matrix_step(
     kind: str = "signed",
     row_title: str = "token",
     col_title: str = "feature",
-    max_width: int = 640,
+    max_width: int = MAX_WIDTH,
+    highlight: int | None = None,
 ) -> None:
-    """Name, formula, shape and heatmap of one matrix; its numbers too when it is small.
+    """Name, formula, shape and heatmap of one matrix in a block of its own width; its numbers too when it is small.
 
-    ``shape`` is the full tensor's shape when ``tensor`` is one slice of a batch.
+    ``shape`` is the full tensor's shape when ``tensor`` is one slice of a batch; ``highlight`` outlines one row.
+    Inside a ``row()`` several steps sit side by side as long as the column is wide enough.
     """
     matrix = tensor.detach().cpu().double().numpy()
-    st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`")
-    st.latex(formula)
-    st.altair_chart(
-        heatmap(matrix, row_labels, col_labels, kind=kind, row_title=row_title, col_title=col_title, max_width=max_width),
-        width="content",
-    )
-    if matrix.size <= TABLE_UP_TO:
-        with st.expander(f"Numbers of {title}"):
-            st.dataframe(numbers_table(matrix, row_labels, col_labels))
+    with block(heatmap_width(row_labels, col_labels, max_width)):
+        st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`")
+        st.latex(formula)
+        chart = heatmap(
+            matrix,
+            row_labels,
+            col_labels,
+            kind=kind,
+            row_title=row_title,
+            col_title=col_title,
+            max_width=max_width,
+            highlight=highlight,
+        )
+        st.altair_chart(chart, width="content")
+        if matrix.size <= TABLE_UP_TO and kind != "mask":
+            with st.expander(f"Numbers of {title}"):
+                st.dataframe(numbers_table(matrix, row_labels, col_labels))
 
 
-def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str, max_width: int) -> None:
-    """Scores, scaled scores and weights of batch item ``b`` side by side (``steps`` may have a head dimension
+def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
+    """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label."""
+    with block(heatmap_width(row_labels, col_labels)):
+        st.altair_chart(heatmap(values, row_labels, col_labels, **options), width="content")
+
+
+def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:
+    """Scores, scaled scores and weights of batch item ``b`` in a row (``steps`` may have a head dimension
     after the batch one: ``b`` then picks a (batch, head) pair, e.g. ``(0, 2)``)."""
     matrices = (
         ("Scores", r"S = Q K^\top", steps.scores, "signed"),
         ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
         ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
     )
-    for column, (title, formula, tensor, kind) in zip(st.columns(3), matrices, strict=True):
-        with column:
+    with row():
+        for title, formula, tensor, kind in matrices:
             matrix_step(
-                title,
-                formula,
-                tensor[b],
-                queries,
-                keys,
-                shape=tuple(tensor.shape),
-                kind=kind,
-                row_title="query",
-                col_title="key",
-                max_width=max_width,
+                title, formula, tensor[b], queries, keys, shape=tuple(tensor.shape), kind=kind, row_title="query", col_title="key"
             )
+
+
+def bar_block(values: Tensor, labels: list[str], *, value_title: str, title: str, label_title: str = "key") -> None:
+    """One value per token as bars, in a block of a row, every token labelled."""
+    values = values.detach().cpu().double().numpy()
+    chart = bars(values, labels, value_title=value_title, label_title=label_title, title=title)
+    chart_block(chart, bars_width(labels), BAR_HEIGHT)
+
+
+def chart_block(chart: alt.TopLevelMixin, width: int, height: int) -> None:
+    """A chart as wide as its block: ``width`` pixels, or its whole column where that is narrower."""
+    with block(width):
+        st.altair_chart(chart, height=height, width="stretch")
 
 
 def feature_labels(n: int) -> list[str]:

@@ -15,6 +15,9 @@ from typing import Any
 
 import streamlit as st
 
+from attn_core import mask_from_text
+from attn_ui.inputs import escape_markdown
+
 MAX_URL_VALUE = 2000  # characters; longer values are not put in the link
 
 
@@ -24,6 +27,19 @@ class Param:
     default: Any
     parse: Callable[[str], Any]  # raises ValueError with a readable reason
     format: Callable[[Any], str] = str
+
+    def accepts(self, value: Any) -> bool:
+        """Whether a live value has this parameter's type and range. A stale one may not: the browser
+        sends back a select box's old label after its options changed, and Streamlit stores that string."""
+        if value is None or self.default is None:
+            return value is None or type(value) is not str and self._round_trips(value)
+        return type(value) is type(self.default) and self._round_trips(value)
+
+    def _round_trips(self, value: Any) -> bool:
+        try:
+            return self.parse(self.format(value)) == value
+        except ValueError:
+            return False
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:
@@ -67,6 +83,17 @@ def nearest(options: Sequence[float]) -> Callable[[str], float]:
     return parse
 
 
+def mask_grid(max_size: int) -> Callable[[str], str]:
+    """A custom attention mask as ``attn_core.mask_to_text`` writes it, at most ``max_size`` × ``max_size``."""
+
+    def parse(raw: str) -> str:
+        if mask_from_text(raw).shape[0] > max_size:
+            raise ValueError(f"expected at most {max_size} rows")
+        return raw
+
+    return parse
+
+
 def format_number(value: float) -> str:
     return f"{value:g}"
 
@@ -92,6 +119,8 @@ def restore(params: Iterable[Param]) -> None:
     problems = []
     for param in params:
         if param.key in st.session_state:
+            if not param.accepts(st.session_state[param.key]):
+                st.session_state[param.key] = param.default
             continue  # the control is live: the user's latest choice wins
         raw = st.query_params.get(param.key)
         value = param.default
@@ -99,10 +128,19 @@ def restore(params: Iterable[Param]) -> None:
             try:
                 value = param.parse(raw)
             except ValueError as reason:
-                problems.append(f"`{param.key}={raw[:40]}`: {reason}")
+                problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}")
         st.session_state[param.key] = value
     if problems:
         st.warning("Some link parameters were ignored, defaults used instead:\n\n- " + "\n- ".join(problems))
+
+
+def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:
+    """Before a control whose options depend on other controls (a token of the text, one of h heads):
+    a value that is no longer one of ``options`` (or not even of their type) becomes ``fallback``."""
+    value = st.session_state.get(key)
+    if not any(type(value) is type(option) and value == option for option in options):
+        st.session_state[key] = fallback
+    return st.session_state[key]
 
 
 def publish(params: Iterable[Param]) -> None:

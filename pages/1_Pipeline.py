@@ -2,18 +2,24 @@
 
 import streamlit as st
 
-from attn_core import FIXED_SIZES, PRESETS, available_devices, build_real_walkthrough, build_walkthrough, sdpa_difference
+from attn_core import (
+    FIXED_SIZES,
+    PRESETS,
+    available_devices,
+    build_real_walkthrough,
+    build_walkthrough,
+    last_word,
+    sdpa_difference,
+)
 from attn_core.examples import DEFAULT_SENTENCE
-from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS
+from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS, WIDTH
 from attn_ui import page, url_state
-from attn_ui.charts import BAR_HEIGHT, bars
-from attn_ui.inputs import model_tokens, tokens_from_text
+from attn_ui.inputs import escape_markdown, model_tokens, tokens_from_text
 from attn_ui.model import load_model
-from attn_ui.steps import feature_labels, matrix_step, score_steps, weighted_sum
+from attn_ui.steps import bar_block, feature_labels, matrix_step, row, score_steps, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
-COLUMN_WIDTH = 220  # pixels of cells in a chart that shares a row with two others
 WEIGHTS = {"toy": "Toy (seeded random)", "minilm": f"{MODEL_NAME}, one trained head"}
 PARAMS = (
     Param("weights", "toy", url_state.choice(WEIGHTS)),
@@ -32,16 +38,31 @@ PARAMS = (
     Param("device", "cpu", url_state.choice(available_devices())),
 )
 
-page.setup(page.VIEWS[0])
+SLIDES = (
+    "Embeddings and projections",
+    "Queries, keys and values",
+    "Scores, scaling and softmax",
+    "Context vectors",
+    "One query token",
+    "Correctness",
+)
+
+page.setup(page.VIEWS[0], PARAMS)
 st.title("Pipeline: from words to context vectors")
 st.markdown(
     "Self-attention turns each token's embedding into a **context vector** that mixes in the tokens "
     "it finds relevant. Each token plays three roles: a **query** (what am I looking for?), "
     "a **key** (what do I offer?) and a **value** (what do I pass on?). Follow the numbers below."
 )
-url_state.restore(PARAMS)
+slides = page.Slides(SLIDES)
 
-with st.sidebar:
+
+def fixed_size(label: str, value: int | None, why: str) -> None:
+    """A size the example or the real model fixes, shown (disabled) in place of its control."""
+    st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
+
+
+with page.controls():
     real = st.radio("Weights", list(WEIGHTS), format_func=WEIGHTS.get, key="weights") == "minilm"
     if real:
         left, right = st.columns(2)
@@ -49,7 +70,6 @@ with st.sidebar:
         head = right.selectbox("Head", range(N_HEADS), key="head")
     preset = st.selectbox("Example", list(PRESETS), format_func=PRESETS.get, key="preset", disabled=real)
     custom = preset == "custom" or real
-    fixed_width, fixed_head = FIXED_SIZES.get(preset, (None, None))
     st.text_area("Sentence", key="text", disabled=not custom, help="Words, punctuation and emoji each become a token.")
     st.text_input(
         "Keys and values from another sentence",
@@ -58,10 +78,16 @@ with st.sidebar:
         placeholder="empty: self-attention",
         help="Cross-attention, as in an encoder-decoder: queries come from the sentence above, keys and values from this one.",
     )
-    st.number_input("Model width C", 2, 256, key="d_model", disabled=preset in FIXED_SIZES or real)
-    st.number_input("Head size d_k", 1, 128, key="d_k", disabled=preset in FIXED_SIZES or real)
-    if preset in FIXED_SIZES and not real:
-        st.caption(f"This example fixes C = {fixed_width or '—'} and d_k = {fixed_head}.")
+    if real:
+        fixed_size("Model width C", WIDTH, f"{MODEL_NAME}'s width.")
+        fixed_size("Head size d_k", WIDTH // N_HEADS, f"{MODEL_NAME}'s head size: C / {N_HEADS} heads.")
+    elif preset in FIXED_SIZES:
+        fixed_width, fixed_head = FIXED_SIZES[preset]
+        fixed_size("Model width C", fixed_width, "This example gives q, k and v directly: no embeddings, no C.")
+        fixed_size("Head size d_k", fixed_head, "Fixed by this example.")
+    else:
+        st.number_input("Model width C", 2, 256, key="d_model")
+        st.number_input("Head size d_k", 1, 128, key="d_k")
     st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside" or real)
     scaled = st.toggle("Divide scores by √d_k", key="scale")
     st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside" or real)
@@ -92,6 +118,7 @@ steps = walk.steps
 n_sentences = len(walk.query_tokens)
 if n_sentences > 1:
     sentence_names = [" ".join(tokens) for tokens in walk.query_tokens]
+    url_state.keep_in("batch", range(n_sentences), 0)
     st.selectbox(
         f"The batch holds B = {n_sentences} sentences; every step runs on all of them at once. Show sentence",
         range(n_sentences),
@@ -104,117 +131,110 @@ cross = walk.x_source is not None
 d_k = steps.q.shape[-1]
 scale_text = rf"\frac{{1}}{{\sqrt{{{d_k}}}}}" if scaled else r"1 \;\text{(unscaled)}"
 
-st.header("1 · Embeddings and projections")
-if walk.x is None:
-    st.info(
-        "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, "
-        "so the embedding and projection steps are skipped."
-    )
-elif model is not None:
-    layer_input = (
-        "the embedding layer's output (word piece + position embeddings, normalized)"
-        if layer == 0
-        else f"layer {layer - 1}'s output"
-    )
-    st.markdown(
-        f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}. W_Q, W_K and W_V are head {head}'s slices of the "
-        "layer's learned projections, each with a bias vector b added to every row. The other heads use other slices."
-    )
-else:
-    st.markdown(
-        "Each token is looked up in an embedding table: the same word always gets the same row, "
-        "whatever its neighbours (like word2vec). "
-        + (
-            "Position encodings are added, so equal words at different places now differ."
-            if st.session_state["pos"]
-            else "Nothing here says *where* a token stands: without position encodings, a repeated word "
-            "gets identical rows all the way down. Switch them on in the sidebar to compare."
+if slides.show(1):
+    if walk.x is None:
+        st.info(
+            "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, "
+            "so the embedding and projection steps are skipped."
         )
-    )
-if walk.x is not None:
-    n_features = walk.x.shape[-1]
-    matrix_step(
-        "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
-        r"X \in \mathbb{R}^{T \times C}",
-        walk.x[b],
-        queries,
-        feature_labels(n_features),
-        shape=tuple(walk.x.shape),
-    )
-    if cross:
-        matrix_step(
-            "X_src, the other sentence's embeddings",
-            r"X_{src} \in \mathbb{R}^{T_k \times C}",
-            walk.x_source[b],
-            keys,
-            feature_labels(n_features),
-            shape=tuple(walk.x_source.shape),
+    elif model is not None:
+        layer_input = (
+            "the embedding layer's output (word piece + position embeddings, normalized)"
+            if layer == 0
+            else f"layer {layer - 1}'s output"
         )
-    st.markdown("Three learned matrices project every embedding to a query, a key and a value of size d_k.")
-    for column, name, weights in zip(st.columns(3), ("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
-        with column:
-            matrix_step(
-                f"W_{name}",
-                rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}",
-                weights,
-                feature_labels(n_features),
-                feature_labels(d_k),
-                row_title="input feature",
-                col_title="output feature",
-                max_width=COLUMN_WIDTH,
+        st.markdown(
+            f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}. W_Q, W_K and W_V are head {head}'s slices of "
+            "the layer's learned projections, each with a bias vector b added to every row. The other heads use other slices."
+        )
+    else:
+        st.markdown(
+            "Each token is looked up in an embedding table: the same word always gets the same row, "
+            "whatever its neighbours (like word2vec). "
+            + (
+                "Position encodings are added, so equal words at different places now differ."
+                if st.session_state["pos"]
+                else "Nothing here says *where* a token stands: without position encodings, a repeated word "
+                "gets identical rows all the way down. Switch them on in the controls to compare."
             )
+        )
+    if walk.x is not None:
+        n_features = walk.x.shape[-1]
+        with row():
+            matrix_step(
+                "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
+                r"X \in \mathbb{R}^{T \times C}",
+                walk.x[b],
+                queries,
+                feature_labels(n_features),
+                shape=tuple(walk.x.shape),
+            )
+            if cross:
+                matrix_step(
+                    "X_src, the other sentence's embeddings",
+                    r"X_{src} \in \mathbb{R}^{T_k \times C}",
+                    walk.x_source[b],
+                    keys,
+                    feature_labels(n_features),
+                    shape=tuple(walk.x_source.shape),
+                )
+        st.markdown("Three learned matrices project every embedding to a query, a key and a value of size d_k.")
+        with row():
+            for name, weights in zip(("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
+                matrix_step(
+                    f"W_{name}",
+                    rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}",
+                    weights,
+                    feature_labels(n_features),
+                    feature_labels(d_k),
+                    row_title="input feature",
+                    col_title="output feature",
+                )
 
-st.header("2 · Queries, keys and values")
-source_name = "X_{src}" if cross else "X"
-qkv = zip(st.columns(3), ("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True)
-for column, name, tensor, labels in qkv:
-    with column:
-        if walk.x is None:
-            formula = rf"{name}\ \text{{(given)}}"
-        else:
-            bias = rf" + b_{name}" if walk.b_q is not None else ""
-            formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}{bias}"
-        features = feature_labels(tensor.shape[-1])
-        matrix_step(name, formula, tensor[b], labels, features, shape=tuple(tensor.shape), max_width=COLUMN_WIDTH)
+if slides.show(2):
+    source_name = "X_{src}" if cross else "X"
+    with row():
+        for name, tensor, labels in zip(("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True):
+            if walk.x is None:
+                formula = rf"{name}\ \text{{(given)}}"
+            else:
+                bias = rf" + b_{name}" if walk.b_q is not None else ""
+                formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}{bias}"
+            matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape))
 
-st.header("3 · Scores, scaling and softmax")
-st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-score_steps(steps, b, queries, keys, scale_text, COLUMN_WIDTH)
+if slides.show(3):
+    st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
+    score_steps(steps, b, queries, keys, scale_text)
 
-st.header("4 · Context vectors")
-st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
-matrix_step(
-    "Context", r"Z = A V", steps.context[b], queries, feature_labels(steps.context.shape[-1]), shape=tuple(steps.context.shape)
-)
+if slides.show(4):
+    st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
+    with row():
+        matrix_step(
+            "Context",
+            r"Z = A V",
+            steps.context[b],
+            queries,
+            feature_labels(steps.context.shape[-1]),
+            shape=tuple(steps.context.shape),
+        )
 
-st.header("5 · One query token")
-if st.session_state["query"] is None or st.session_state["query"] >= len(queries):
-    st.session_state["query"] = len(queries) - 1
-query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
-left, right = st.columns(2)
-with left:
-    st.altair_chart(
-        bars(
-            steps.scaled[b, query].cpu().numpy(), keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”"
-        ),
-        height=BAR_HEIGHT,
+if slides.show(5):
+    url_state.keep_in("query", range(len(queries)), last_word(queries))
+    query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
+    with row():
+        bar_block(steps.scaled[b, query], keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”")
+        bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
+    st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")
+    st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
+
+if slides.show(6):
+    row_sums = steps.weights.sum(dim=-1)
+    left, right = st.columns(2)
+    left.metric("Largest |row sum − 1| of the weights", f"{float((row_sums - 1).abs().max()):.1e}")
+    right.metric("Largest difference from torch's scaled_dot_product_attention", f"{sdpa_difference(steps):.1e}")
+    st.caption(
+        "Both on every sentence of the batch, in float32. PyTorch's fused kernel computes the same "
+        "formula in a different order, so differences around 1e-7 are rounding."
     )
-with right:
-    st.altair_chart(
-        bars(steps.weights[b, query].cpu().numpy(), keys, value_title="weight", title=f"Attention weights of “{queries[query]}”"),
-        height=BAR_HEIGHT,
-    )
-st.markdown(f"Context vector of **{queries[query]}**:")
-st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
 
-st.header("6 · Correctness")
-row_sums = steps.weights.sum(dim=-1)
-left, right = st.columns(2)
-left.metric("Largest |row sum − 1| of the weights", f"{float((row_sums - 1).abs().max()):.1e}")
-right.metric("Largest difference from torch's scaled_dot_product_attention", f"{sdpa_difference(steps):.1e}")
-st.caption(
-    "Both on every sentence of the batch, in float32. PyTorch's fused kernel computes the same "
-    "formula in a different order, so differences around 1e-7 are rounding."
-)
-
-url_state.publish(PARAMS)
+page.publish(PARAMS)

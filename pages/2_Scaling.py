@@ -19,9 +19,9 @@ from attn_core import (
 from attn_core.examples import DEFAULT_SENTENCE, TEMPERATURE_LOGITS
 from attn_core.scaling import SATURATION_SAMPLES, VARIANCE_SAMPLES
 from attn_ui import page, url_state
-from attn_ui.charts import BAR_HEIGHT, LINE_HEIGHT, bars, lines
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines
 from attn_ui.inputs import tokens_from_text
-from attn_ui.steps import matrix_step
+from attn_ui.steps import bar_block, chart_block, matrix_step, row
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -38,16 +38,24 @@ def monte_carlo(seed: int):
     return dot_product_variance(seed), softmax_saturation(seed)
 
 
-page.setup(page.VIEWS[1])
+SLIDES = (
+    "Softmax temperature",
+    "The variance of q·k grows with d_k",
+    "What large scores do to softmax",
+    "Your sentence",
+)
+
+page.setup(page.VIEWS[1], PARAMS)
 st.title("Scaling: why divide by √d_k?")
 st.markdown(
     "Attention computes softmax(Q Kᵀ / √d_k). Softmax is sensitive to the *size* of its inputs: "
     "multiply them by a large number and it picks one key; by a small one and it spreads evenly. "
     "This view shows why the scores grow with the head size d_k, and what dividing by √d_k fixes."
 )
-url_state.restore(PARAMS)
+slides = page.Slides(SLIDES)
+controls = page.controls()
 
-with st.sidebar:
+with controls:
     st.text_area("Sentence", key="text", help="Used in section 4. Words, punctuation and emoji each become a token.")
     st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the random vectors and the toy embeddings.")
     d_k = st.select_slider("Head size d_k", D_K_VALUES, key="d_k")
@@ -59,41 +67,42 @@ with st.sidebar:
         help="Multiplies the logits of section 1 and the scaled scores of section 4. Temperature = 1/s.",
     )
 
-st.header("1 · Softmax temperature")
-st.markdown(
-    "The source's example: six logits x. At scale 1 the weights are **diffused**; multiplied by 100 "
-    "they are **almost one-hot**. Move *Scale s* in the sidebar to see the whole range."
-)
-logits = torch.tensor(TEMPERATURE_LOGITS, dtype=torch.float64)
-labels = [f"{value:g}" for value in TEMPERATURE_LOGITS]
-distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
-weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
-table = pd.DataFrame(
-    [[f"{value:.2f}" for value in logits] + [""]]
-    + [[f"{value:.2f}" for value in row] + [f"{float(entropy(row)):.3f}"] for row in weights.values()],
-    index=["logits x", *distributions],
-    columns=[*labels, "entropy (nats)"],
-)
-st.table(table)
-for column, (name, row) in zip(st.columns(3), weights.items(), strict=True):
-    with column:
-        st.altair_chart(bars(row.numpy(), labels, value_title="weight", label_title="logit", title=name), height=BAR_HEIGHT)
-yours = weights[f"your scale s = {scale:g}"]
-left, right = st.columns(2)
-left.metric(f"Entropy of softmax({scale:g}·x)", f"{float(entropy(yours)):.3f} nats", help=f"At most log 6 = {math.log(6):.3f}.")
-right.metric("Normalized entropy (1 = uniform, 0 = one-hot)", f"{float(normalized_entropy(yours)):.3f}")
-
 variance, saturation = monte_carlo(st.session_state["seed"])
 d_k_axis = variance.d_k.numpy()
 
-st.header("2 · The variance of q·k grows with d_k")
-st.markdown(
-    "Take a query and a key whose entries are independent with mean 0 and variance 1. Their dot product "
-    r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ is a sum of d_k terms of variance 1, so **Var(q·k) = d_k**: typical scores "
-    "grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
-)
-st.altair_chart(
-    lines(
+if slides.show(1):
+    st.markdown(
+        "The source's example: six logits x. At scale 1 the weights are **diffused**; multiplied by 100 "
+        "they are **almost one-hot**. Move *Scale s* in the controls to see the whole range."
+    )
+    logits = torch.tensor(TEMPERATURE_LOGITS, dtype=torch.float64)
+    labels = [f"{value:g}" for value in TEMPERATURE_LOGITS]
+    distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
+    weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
+    table = pd.DataFrame(
+        [[f"{value:.2f}" for value in logits] + [""]]
+        + [[f"{value:.2f}" for value in row] + [f"{float(entropy(row)):.3f}"] for row in weights.values()],
+        index=["logits x", *distributions],
+        columns=[*labels, "entropy (nats)"],
+    )
+    st.table(table)
+    with row():
+        for name, weight_row in weights.items():
+            bar_block(weight_row, labels, value_title="weight", label_title="logit", title=name)
+    yours = weights[f"your scale s = {scale:g}"]
+    left, right = st.columns(2)
+    left.metric(
+        f"Entropy of softmax({scale:g}·x)", f"{float(entropy(yours)):.3f} nats", help=f"At most log 6 = {math.log(6):.3f}."
+    )
+    right.metric("Normalized entropy (1 = uniform, 0 = one-hot)", f"{float(normalized_entropy(yours)):.3f}")
+
+if slides.show(2):
+    st.markdown(
+        "Take a query and a key whose entries are independent with mean 0 and variance 1. Their dot product "
+        r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ is a sum of d_k terms of variance 1, so **Var(q·k) = d_k**: "
+        "typical scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
+    )
+    variance_chart = lines(
         d_k_axis,
         {"q·k (unscaled)": variance.unscaled.numpy(), "q·k / √d_k": variance.scaled.numpy()},
         theory={"q·k (unscaled)": variance.theory_unscaled.numpy(), "q·k / √d_k": variance.theory_scaled.numpy()},
@@ -103,71 +112,61 @@ st.altair_chart(
         log_y=True,
         marker=d_k,
         title="Measured variance (points) against theory (dashed lines)",
-    ),
-    height=LINE_HEIGHT,
-)
-at_d_k = D_K_VALUES.index(d_k)
-left, right = st.columns(2)
-left.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
-right.metric(f"Var(q·k / √{d_k})", f"{float(variance.scaled[at_d_k]):.3f}", help="Theory: 1.")
-st.caption(f"Monte Carlo with {VARIANCE_SAMPLES:,} random (q, k) pairs; each d_k uses their first d_k entries.")
+    )
+    chart_block(variance_chart, MAX_WIDTH, LINE_HEIGHT)
+    at_d_k = D_K_VALUES.index(d_k)
+    left, right = st.columns(2)
+    left.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
+    right.metric(f"Var(q·k / √{d_k})", f"{float(variance.scaled[at_d_k]):.3f}", help="Theory: 1.")
+    st.caption(f"Monte Carlo with {VARIANCE_SAMPLES:,} random (q, k) pairs; each d_k uses their first d_k entries.")
 
-st.header("3 · What large scores do to softmax")
-st.markdown(
-    f"One random query against {saturation.n_keys} random keys, {SATURATION_SAMPLES:,} times per d_k. "
-    "Unscaled, the scores grow with d_k and softmax **saturates**: the entropy falls towards 0, the largest "
-    "weight towards 1, and the Jacobian of softmax (how much the weights move when the scores move) "
-    "towards 0, so **gradients vanish** and the scores stop learning. Scaled, all three stay put."
-)
-curves = {
-    "Normalized entropy": "normalized_entropy",
-    "Largest weight": "max_weight",
-    "Norm of the softmax Jacobian": "jacobian_norm",
-}
-for column, (title, field) in zip(st.columns(3), curves.items(), strict=True):
-    measured = {
-        "unscaled": getattr(saturation.unscaled, field).numpy(),
-        "÷ √d_k": getattr(saturation.scaled, field).numpy(),
+if slides.show(3):
+    st.markdown(
+        f"One random query against {saturation.n_keys} random keys, {SATURATION_SAMPLES:,} times per d_k. "
+        "Unscaled, the scores grow with d_k and softmax **saturates**: the entropy falls towards 0, the largest "
+        "weight towards 1, and the Jacobian of softmax (how much the weights move when the scores move) "
+        "towards 0, so **gradients vanish** and the scores stop learning. Scaled, all three stay put."
+    )
+    curves = {
+        "Normalized entropy": "normalized_entropy",
+        "Largest weight": "max_weight",
+        "Norm of the softmax Jacobian": "jacobian_norm",
     }
-    with column:
-        st.altair_chart(
-            lines(d_k_axis, measured, x_title="d_k", y_title=title.lower(), log_x=True, marker=d_k, title=title),
-            height=LINE_HEIGHT,
-        )
-st.latex(
-    r"\frac{\partial\,\mathrm{softmax}(z)}{\partial z} = \operatorname{diag}(p) - p\,p^\top"
-    r" \;\to\; 0 \text{ as } p \to \text{one-hot}"
-)
+    with row():
+        for title, field in curves.items():
+            measured = {
+                "unscaled": getattr(saturation.unscaled, field).numpy(),
+                "÷ √d_k": getattr(saturation.scaled, field).numpy(),
+            }
+            chart = lines(d_k_axis, measured, x_title="d_k", y_title=title.lower(), log_x=True, marker=d_k, title=title)
+            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
+    st.latex(
+        r"\frac{\partial\,\mathrm{softmax}(z)}{\partial z} = \operatorname{diag}(p) - p\,p^\top"
+        r" \;\to\; 0 \text{ as } p \to \text{one-hot}"
+    )
 
-st.header("4 · Your sentence")
-tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE)
-steps = sentence_attention(tokens, d_k, st.session_state["seed"], scale)
-st.markdown(
-    f"Toy embeddings projected to d_k = {d_k}, with the scores multiplied by s / √d_k = {scale:g} / {math.sqrt(d_k):g}. "
-    f"Leaving out the ÷√d_k would be the same as s = {scale * math.sqrt(d_k):g} here."
-)
-if len(tokens) == 1:
-    st.info("With one token there is only one key: its weight is 1 at any scale. Type a longer sentence to compare.")
-left, right = st.columns(2)
-with left:
-    matrix_step(
-        "Attention weights",
-        rf"A = \operatorname{{softmax}}\!\left({scale:g} \cdot \frac{{Q K^\top}}{{\sqrt{{{d_k}}}}}\right)",
-        steps.weights,
-        tokens,
-        tokens,
-        kind="weights",
-        row_title="query",
-        col_title="key",
-        max_width=400,
+if slides.show(4):
+    tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE)
+    steps = sentence_attention(tokens, d_k, st.session_state["seed"], scale)
+    st.markdown(
+        f"Toy embeddings projected to d_k = {d_k}, with the scores multiplied by s / √d_k = {scale:g} / {math.sqrt(d_k):g}. "
+        f"Leaving out the ÷√d_k would be the same as s = {scale * math.sqrt(d_k):g} here."
     )
-with right:
-    row_entropy = entropy(steps.weights)
-    st.altair_chart(
-        bars(row_entropy.numpy(), tokens, value_title="entropy (nats)", label_title="query", title="Entropy of each row"),
-        height=BAR_HEIGHT,
-    )
+    if len(tokens) == 1:
+        st.info("With one token there is only one key: its weight is 1 at any scale. Type a longer sentence to compare.")
+    with row():
+        matrix_step(
+            "Attention weights",
+            rf"A = \operatorname{{softmax}}\!\left({scale:g} \cdot \frac{{Q K^\top}}{{\sqrt{{{d_k}}}}}\right)",
+            steps.weights,
+            tokens,
+            tokens,
+            kind="weights",
+            row_title="query",
+            col_title="key",
+        )
+        bar_block(entropy(steps.weights), tokens, value_title="entropy (nats)", label_title="query", title="Entropy of each row")
     n = len(tokens)
     st.caption(f"A uniform row over {n} keys has entropy log {n} = {math.log(n):.3f} nats; a one-hot row has 0.")
 
-url_state.publish(PARAMS)
+page.publish(PARAMS)

@@ -21,15 +21,13 @@ from attn_core import (
 )
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_ui import page, url_state
-from attn_ui.charts import heatmap, heatmap_grid
+from attn_ui.charts import heatmap_grid
 from attn_ui.inputs import tokens_from_text
-from attn_ui.steps import feature_labels, matrix_step, score_steps
+from attn_ui.steps import feature_labels, heatmap_block, matrix_step, row, score_steps
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
 MAX_WIDTH = 256
-COLUMN_WIDTH = 220  # pixels of cells in a chart that shares a row with two others
-HALF_WIDTH = 340  # pixels of cells in a chart that shares a row with one other
 SIMILAR = 0.95  # heads whose patterns are at least this similar are called redundant
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -40,21 +38,30 @@ PARAMS = (
 )
 
 
-page.setup(page.MULTI_HEAD)
+SLIDES = (
+    "Splitting the width into heads",
+    "Every head's attention",
+    "One head, step by step",
+    "Concatenate, then project",
+    "How the heads differ",
+    "One head of size C, or h heads of size C/h?",
+    "Check against PyTorch",
+)
+
+page.setup(page.MULTI_HEAD, PARAMS)
 st.title("Multi-head attention: several heads, side by side")
 st.markdown(
     "One attention head mixes the tokens in one way. A transformer runs **h heads in parallel**: each projects the "
     "tokens to its own queries, keys and values of size C/h, attends on its own, and the h results are concatenated "
     "and mixed by one more matrix, W_O. Each head can then track a different relation between the words."
 )
-url_state.restore(PARAMS)
-
-with st.sidebar:
+slides = page.Slides(SLIDES)
+with page.controls():
     st.text_area("Sentence", key="text", help="Words, punctuation and emoji each become a token.")
     d_model = st.number_input("Model width C", 1, MAX_WIDTH, key="d_model")
     asked_heads = st.number_input("Heads h", 1, MAX_HEADS, key="heads", help="Must divide C: each head gets C/h features.")
     n_heads = nearest_head_counts(d_model, asked_heads)[0]
-    st.session_state["head"] = min(st.session_state["head"], n_heads - 1)
+    url_state.keep_in("head", range(n_heads), min(st.session_state["head"], n_heads - 1))
     head = st.selectbox("Head to open", range(n_heads), key="head")
     st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V, W_O.")
 
@@ -63,8 +70,9 @@ if n_heads != asked_heads:
         check_head_count(d_model, asked_heads)
     except ValueError as problem:
         st.warning(f"{problem} This view shows h = {n_heads} until you choose.")
-    for column, valid in zip(st.columns(8), nearest_head_counts(d_model, asked_heads), strict=False):
-        column.button(f"Use {valid} heads", on_click=st.session_state.update, kwargs={"heads": valid}, key=f"use_{valid}")
+    with st.container(horizontal=True):
+        for valid in nearest_head_counts(d_model, asked_heads):
+            st.button(f"Use {valid} heads", on_click=st.session_state.update, kwargs={"heads": valid}, key=f"use_{valid}")
 
 tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
 seed = st.session_state["seed"]
@@ -74,176 +82,157 @@ steps = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads)  # weights (h, T, T
 d_head = d_model // n_heads
 head_names = [f"head {i}" for i in range(n_heads)]
 n_parameters = sum(w.numel() for w in (w_q, w_k, w_v, w_o))
-
-st.header("1 · Splitting the width into heads")
-st.markdown(
-    f"X holds one row of C = {d_model} numbers per token (toy word embeddings plus position encodings). "
-    f"With h = {n_heads} heads, each head *i* has its own W_Q^i, W_K^i, W_V^i of size C × C/h = {d_model} × {d_head}. "
-    f"Side by side they form one C × C matrix per role, so the attention block has 4C² = {n_parameters:,} parameters "
-    "(with W_O) whatever h is: more heads means more, smaller heads, not more weights."
-)
 t = len(tokens)
-shapes = [
-    ("X", "token embeddings + positions", (t, d_model)),
-    ("W_Q^i, W_K^i, W_V^i", f"per head, {n_heads} of each", (d_model, d_head)),
-    ("Q^i, K^i, V^i", "X W^i, per head", (t, d_head)),
-    ("A^i", "softmax(Q^i K^iᵀ / √(C/h)), per head", (t, t)),
-    ("Z^i", "A^i V^i, per head", (t, d_head)),
-    ("Concat(Z^1 … Z^h)", "the heads side by side", (t, d_model)),
-    ("W_O", "mixes the heads", (d_model, d_model)),
-    ("output", "Concat · W_O", (t, d_model)),
-]
-st.dataframe(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
+columns = slice(head * d_head, (head + 1) * d_head)  # head's features in W_Q, W_K, W_V and in Concat
+features = feature_labels(d_model)
+metrics = head_metrics(steps.heads.weights)  # each (h,)
 
-st.header("2 · Every head's attention")
-st.altair_chart(
-    heatmap_grid(
-        steps.heads.weights.unsqueeze(0).numpy(),  # (1, h, T, T): one row of panels
+if slides.show(1):
+    st.markdown(
+        f"X holds one row of C = {d_model} numbers per token (toy word embeddings plus position encodings). "
+        f"With h = {n_heads} heads, each head *i* has its own W_Q^i, W_K^i, W_V^i of size C × C/h = {d_model} × {d_head}. "
+        f"Side by side they form one C × C matrix per role, so the attention block has 4C² = {n_parameters:,} parameters "
+        "(with W_O) whatever h is: more heads means more, smaller heads, not more weights."
+    )
+    shapes = [
+        ("X", "token embeddings + positions", (t, d_model)),
+        ("W_Q^i, W_K^i, W_V^i", f"per head, {n_heads} of each", (d_model, d_head)),
+        ("Q^i, K^i, V^i", "X W^i, per head", (t, d_head)),
+        ("A^i", "softmax(Q^i K^iᵀ / √(C/h)), per head", (t, t)),
+        ("Z^i", "A^i V^i, per head", (t, d_head)),
+        ("Concat(Z^1 … Z^h)", "the heads side by side", (t, d_model)),
+        ("W_O", "mixes the heads", (d_model, d_model)),
+        ("output", "Concat · W_O", (t, d_model)),
+    ]
+    st.dataframe(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
+
+if slides.show(2):
+    grid = heatmap_grid(
+        steps.heads.weights.unsqueeze(0).numpy(),  # (1, h, T, T): one row of panels, wrapped
         tokens,
         tokens,
         panel_rows=[f"{n_heads} heads"],
         panel_cols=head_names,
         panel_row_title="model",
-        panel_size=max(48, min(200, 880 // n_heads)),
-    ),
-    width="content",
-)
-st.caption("Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value.")
+    )
+    st.altair_chart(grid, width="content")
+    st.caption(
+        "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
+    )
 
-st.header(f"3 · Head {head}, step by step")
-columns = slice(head * d_head, (head + 1) * d_head)
-st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K and W_V.")
-features = feature_labels(d_model)
-head_features = [str(i) for i in range(columns.start, columns.stop)]
-for column, name, weights in zip(st.columns(3), ("Q", "K", "V"), (w_q, w_k, w_v), strict=True):
-    with column:
+if slides.show(3, f"Head {head}, step by step"):
+    st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K and W_V.")
+    head_features = [str(i) for i in range(columns.start, columns.stop)]
+    with row():
+        for name, weights in zip(("Q", "K", "V"), (w_q, w_k, w_v), strict=True):
+            matrix_step(
+                f"W_{name} of head {head}",
+                rf"W_{name}^{{{head}}} \in \mathbb{{R}}^{{C \times C/h}}",
+                weights[:, columns],
+                features,
+                head_features,
+                row_title="input feature",
+                col_title="output feature",
+            )
+    with row():
+        for name, tensor in zip(("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True):
+            formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
+            matrix_step(
+                f"{name} of head {head}", formula, tensor[head], tokens, feature_labels(d_head), shape=tuple(tensor.shape)
+            )
+    score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}")
+    with row():
         matrix_step(
-            f"W_{name} of head {head}",
-            rf"W_{name}^{{{head}}} \in \mathbb{{R}}^{{C \times C/h}}",
-            weights[:, columns],
-            features,
-            head_features,
-            row_title="input feature",
-            col_title="output feature",
-            max_width=COLUMN_WIDTH,
-        )
-qkv = zip(st.columns(3), ("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True)
-for column, name, tensor in qkv:
-    with column:
-        formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
-        matrix_step(
-            f"{name} of head {head}",
-            formula,
-            tensor[head],
+            f"Z, head {head}'s context",
+            rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",
+            steps.heads.context[head],
             tokens,
             feature_labels(d_head),
-            shape=tuple(tensor.shape),
-            max_width=COLUMN_WIDTH,
+            shape=tuple(steps.heads.context.shape),
         )
-score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}", COLUMN_WIDTH)
-matrix_step(
-    f"Z, head {head}'s context",
-    rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",
-    steps.heads.context[head],
-    tokens,
-    feature_labels(d_head),
-    shape=tuple(steps.heads.context.shape),
-)
 
-st.header("4 · Concatenate, then project")
-st.markdown(
-    f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
-    f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
-)
-matrix_step("Concat", r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}", steps.concat, tokens, features)
-left, right = st.columns(2)
-with left:
-    matrix_step(
-        "W_O",
-        r"W_O \in \mathbb{R}^{C \times C}",
-        w_o,
-        features,
-        features,
-        row_title="input feature",
-        col_title="output feature",
-        max_width=HALF_WIDTH,
+if slides.show(4):
+    st.markdown(
+        f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
+        f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
     )
-with right:
-    matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features, max_width=HALF_WIDTH)
+    with row():
+        concat = r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}"
+        matrix_step("Concat", concat, steps.concat, tokens, features)
+        matrix_step(
+            "W_O",
+            r"W_O \in \mathbb{R}^{C \times C}",
+            w_o,
+            features,
+            features,
+            row_title="input feature",
+            col_title="output feature",
+        )
+        matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
-st.header("5 · How the heads differ")
-metrics = head_metrics(steps.heads.weights)  # each (h,)
-st.dataframe(pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names).round(3))
-st.caption(
-    "Means over the query tokens. Entropy: 0 = each token attends to one key, "
-    f"log T = {math.log(t):.2f} = attends to all equally. "
-    "Mean distance: how far, in tokens, a head looks on average. Largest weight: each row's largest weight, averaged."
-)
-similarity = pattern_similarity(steps.heads.weights)  # (h, h)
-left, right = st.columns(2)
-with left:
-    st.altair_chart(
-        heatmap(
+if slides.show(5):
+    st.dataframe(pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names).round(3))
+    st.caption(
+        "Means over the query tokens. Entropy: 0 = each token attends to one key, "
+        f"log T = {math.log(t):.2f} = attends to all equally. "
+        "Mean distance: how far, in tokens, a head looks on average. Largest weight: each row's largest weight, averaged."
+    )
+    similarity = pattern_similarity(steps.heads.weights)  # (h, h)
+    with row():
+        heatmap_block(
             similarity.numpy(),
             head_names,
             head_names,
             row_title="head",
             col_title="other head",
             title="Similarity of the heads' patterns (cosine)",
-            max_width=HALF_WIDTH,
-        ),
-        width="content",
-    )
-with right:
-    pairs = pairs_by_similarity(similarity)  # most alike first
-    redundant = [(i, j, alike) for i, j, alike in pairs if alike >= SIMILAR]
-    if redundant:
-        listed = ", ".join(f"heads {i} and {j} ({alike:.2f})" for i, j, alike in redundant)
-        st.markdown(f"**Redundant heads** (similarity ≥ {SIMILAR}): {listed}. They attend almost alike.")
-    elif pairs:
-        i, j, alike = pairs[0]
-        st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
-    st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
+        )
+    with st.container():
+        pairs = pairs_by_similarity(similarity)  # most alike first
+        redundant = [(i, j, alike) for i, j, alike in pairs if alike >= SIMILAR]
+        if redundant:
+            listed = ", ".join(f"heads {i} and {j} ({alike:.2f})" for i, j, alike in redundant)
+            st.markdown(f"**Redundant heads** (similarity ≥ {SIMILAR}): {listed}. They attend almost alike.")
+        elif pairs:
+            i, j, alike = pairs[0]
+            st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
+        st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
 
-st.header("6 · One head of size C, or h heads of size C/h?")
-one_head = multi_head_attention(x, w_q, w_k, w_v, w_o, 1)  # the same four matrices, used as a single head
-one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
-like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
-left, right = st.columns(2)
-with left:
-    st.altair_chart(
-        heatmap(one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}", max_width=HALF_WIDTH),
-        width="content",
-    )
-with right:
-    st.markdown(
-        f"The same W_Q, W_K, W_V and W_O ({n_parameters:,} parameters) used as **one head** of size {d_model}: "
-        f"its scores sum over all {d_model} features, where each of the {n_heads} heads sums over its own {d_head}. "
-        "One head has to compromise between relations; h heads can each keep one."
-    )
-    comparison = pd.DataFrame(
-        {
-            "heads": ["1 head", f"{n_heads} heads"],
-            "head size": [d_model, d_head],
-            "parameters": [n_parameters, n_parameters],
-            "attention maps": [1, n_heads],
-            "entropy (nats)": [
-                f"{float(one_metrics.entropy[0]):.3f}",
-                f"{metrics.entropy.min():.3f} to {metrics.entropy.max():.3f}",
-            ],
-        }
-    ).astype(str)
-    st.dataframe(comparison, hide_index=True)
-    most_alike = int(like_one.argmax())
-    st.caption(f"Of the {n_heads} heads, head {most_alike} is most like the single head (similarity {like_one.max():.2f}).")
+if slides.show(6):
+    one_head = multi_head_attention(x, w_q, w_k, w_v, w_o, 1)  # the same four matrices, used as a single head
+    one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
+    like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
+    with row():
+        heatmap_block(one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}")
+    with st.container():
+        st.markdown(
+            f"The same W_Q, W_K, W_V and W_O ({n_parameters:,} parameters) used as **one head** of size {d_model}: "
+            f"its scores sum over all {d_model} features, where each of the {n_heads} heads sums over its own {d_head}. "
+            "One head has to compromise between relations; h heads can each keep one."
+        )
+        comparison = pd.DataFrame(
+            {
+                "heads": ["1 head", f"{n_heads} heads"],
+                "head size": [d_model, d_head],
+                "parameters": [n_parameters, n_parameters],
+                "attention maps": [1, n_heads],
+                "entropy (nats)": [
+                    f"{float(one_metrics.entropy[0]):.3f}",
+                    f"{metrics.entropy.min():.3f} to {metrics.entropy.max():.3f}",
+                ],
+            }
+        ).astype(str)
+        st.dataframe(comparison, hide_index=True)
+        most_alike = int(like_one.argmax())
+        st.caption(f"Of the {n_heads} heads, head {most_alike} is most like the single head (similarity {like_one.max():.2f}).")
 
-st.header("7 · Check against PyTorch")
-difference = torch_mha_difference(x, w_q, w_k, w_v, w_o, steps)
-st.metric("Largest difference from torch.nn.MultiheadAttention", f"{difference:.1e}")
-st.caption(
-    f"`torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, batch_first=True)` loaded with "
-    "in_proj_weight = cat([W_Q, W_K, W_V], dim=1)ᵀ and out_proj.weight = W_Oᵀ, run on the same X, in float32: "
-    "differences around 1e-7 are rounding."
-)
+if slides.show(7):
+    difference = torch_mha_difference(x, w_q, w_k, w_v, w_o, steps)
+    st.metric("Largest difference from torch.nn.MultiheadAttention", f"{difference:.1e}")
+    st.caption(
+        f"`torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, batch_first=True)` loaded with "
+        "in_proj_weight = cat([W_Q, W_K, W_V], dim=1)ᵀ and out_proj.weight = W_Oᵀ, run on the same X, in float32: "
+        "differences around 1e-7 are rounding."
+    )
 
-url_state.publish(PARAMS)
+page.publish(PARAMS)

@@ -10,8 +10,9 @@ from attn_core.sweep import DEFAULT_TIME_BUDGET, TABLE_COLUMNS, Settings, defaul
 from attn_core.tiled import BLOCK_K, BLOCK_Q, online_softmax_walk, random_row, score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import page, url_state
-from attn_ui.charts import LINE_HEIGHT, series_lines
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import Measured, run_sweep
+from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
 
 T_MIN = 128
@@ -29,7 +30,13 @@ PARAMS = (
     Param("dtype", "float32", url_state.choice(DTYPES)),
 )
 
-page.setup(page.COST)
+SLIDES = (
+    "Measured: time and memory against T",
+    "One T × T matrix at long context",
+    "Online softmax, one query row block by block",
+)
+
+page.setup(page.COST, PARAMS)
 st.title("Cost: time and memory against T")
 st.markdown(
     "Attention compares every query with every key: for T tokens that is a T × T matrix of scores per head. "
@@ -38,9 +45,8 @@ st.markdown(
     "**SDPA** (`scaled_dot_product_attention`, a fused kernel) and attn_core's **tiled** attention, which "
     "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch)."
 )
-url_state.restore(PARAMS)
-
-with st.sidebar:
+slides = page.Slides(SLIDES)
+with page.controls():
     device = st.selectbox("Device", available_devices(), key="device") if len(available_devices()) > 1 else "cpu"
     st.selectbox("Element type", list(DTYPES), key="dtype", help="bfloat16 on the CPU, float16 on CUDA.")
     batch = st.number_input("Batch B", 1, 16, 1, key="batch")
@@ -80,121 +86,128 @@ settings = Settings(
     time_budget=time_budget,
 )
 
-st.header("1 · Measured: time and memory against T")
-_, refused = plan(settings)
-if refused:
-    st.warning("Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused))
-measured: Measured | None = st.session_state.get("cost_sweep")
-if run_pressed or ((measured is None or measured.settings != settings) and lengths[-1] <= AUTO_T_MAX):
-    measured = run_sweep(settings)
-    if measured is not None:
-        st.session_state["cost_sweep"] = measured
-if measured is None or measured.settings != settings:
-    st.info(
-        f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,}. "
-        f"It stops by itself after the {time_budget:g} s time budget."
+if slides.show(1):
+    _, refused = plan(settings)
+    if refused:
+        st.warning(
+            "Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused)
+        )
+    measured: Measured | None = st.session_state.get("cost_sweep")
+    if run_pressed or ((measured is None or measured.settings != settings) and lengths[-1] <= AUTO_T_MAX):
+        measured = run_sweep(settings)
+        if measured is not None:
+            st.session_state["cost_sweep"] = measured
+    if measured is None or measured.settings != settings:
+        st.info(
+            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,}. "
+            f"It stops by itself after the {time_budget:g} s time budget."
+        )
+    elif measured.stopped and measured.points:
+        st.warning(measured.stopped + " The points measured so far are shown.")
+    elif measured.stopped:
+        st.warning(measured.stopped)
+    elif not measured.points:
+        st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
+    if measured is not None and measured.settings == settings and measured.points:
+        fits = slopes(measured.points)
+        by_method = {method: [p for p in measured.points if p.method == method] for method in fits}
+        names = {m: f"{m} · slope {fits[m][0]:.2f}" if not math.isnan(fits[m][0]) else m for m in fits}
+        with row():
+            curves = {names[m]: ([p.T for p in rows], [p.median_ms for p in rows]) for m, rows in by_method.items()}
+            chart = series_lines(
+                curves, x_title="T", y_title="median ms", log_x=True, log_y=True, title="Time per call (log-log)"
+            )
+            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
+            curves = {m: ([p.T for p in rows], [p.peak_mib for p in rows]) for m, rows in by_method.items()}
+            chart = series_lines(curves, x_title="T", y_title="peak MiB", log_x=True, log_y=True, title="Peak memory (log-log)")
+            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
+        table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in measured.points])
+        config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
+        st.dataframe(table, hide_index=True, column_config=config)
+        if len({p.T for p in measured.points}) < 2:
+            st.caption("A slope needs at least two lengths: raise *Longest T* to see how time and memory grow.")
+        else:
+            rows = [
+                {
+                    "method": m,
+                    "slope of time": fit[0],
+                    "slope of peak memory": fit[1],
+                    "fitted on T": f"{pts[0].T:,} … {pts[-1].T:,}",
+                }
+                for (m, fit), pts in zip(fits.items(), by_method.values(), strict=True)
+            ]
+            st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.caption(
+            f"{describe(settings)}. Slopes are least-squares fits of log(value) on log(T): 2 means ∝ T², 1 means ∝ T. "
+            f"FLOPs = 4·B·H·T²·d (two matmuls, Q Kᵀ and A V){', halved for causal' if settings.causal else ''}; "
+            "% of matmul compares GFLOP/s with one 1024 × 1024 × 1024 matmul measured here once. Each point: one warm-up, "
+            "then the methods run in turn for every repeat (interleaved); median shown, noise = interquartile range. "
+            "Peak memory comes from a separate run: what the call allocates on top of q, k, v, read from the profiler's "
+            "allocator events on the CPU (torch.cuda.max_memory_allocated on CUDA). SDPA's backend is the dispatcher's "
+            "own choice for these inputs, confirmed by running it alone. Small T is dominated by fixed overheads, so its "
+            "slopes start lower."
+        )
+
+if slides.show(2):
+    st.markdown(
+        f"For B = {settings.batch}, H = {settings.heads}, {settings.dtype}: the score matrix alone is B·H·T²·bytes. "
+        f"The tiled version's extra memory is its output plus one {BLOCK_Q} × {BLOCK_K} block of scores per head."
     )
-elif measured.stopped and measured.points:
-    st.warning(measured.stopped + " The points measured so far are shown.")
-elif measured.stopped:
-    st.warning(measured.stopped)
-elif not measured.points:
-    st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
-if measured is not None and measured.settings == settings and measured.points:
-    fits = slopes(measured.points)
-    by_method = {method: [p for p in measured.points if p.method == method] for method in fits}
-    names = {m: f"{m} · slope {fits[m][0]:.2f}" if not math.isnan(fits[m][0]) else m for m in fits}
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "context": name,
+                    "T": f"{t:,}",
+                    "one T × T score matrix": format_bytes(
+                        score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype)
+                    ),
+                    "naive needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("naive", t)),
+                    "tiled needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("tiled", t)),
+                }
+                for name, t in LONG_CONTEXTS.items()
+            ]
+        ),
+        hide_index=True,
+    )
+
+if slides.show(3):
+    st.markdown(
+        "Softmax needs each row's maximum (to keep exp from overflowing) and the sum of its exponentials, which seems "
+        "to need the whole row first. The online softmax keeps both **running**: after each block of keys, the new "
+        "maximum m_new; if it grew, everything summed so far is multiplied by **exp(m_old − m_new)**, which is exactly "
+        "what it would have been with m_new from the start."
+    )
     left, right = st.columns(2)
-    with left:
-        curves = {names[m]: ([p.T for p in rows], [p.median_ms for p in rows]) for m, rows in by_method.items()}
-        chart = series_lines(curves, x_title="T", y_title="median ms", log_x=True, log_y=True, title="Time per call (log-log)")
-        st.altair_chart(chart, height=LINE_HEIGHT)
-    with right:
-        curves = {m: ([p.T for p in rows], [p.peak_mib for p in rows]) for m, rows in by_method.items()}
-        chart = series_lines(curves, x_title="T", y_title="peak MiB", log_x=True, log_y=True, title="Peak memory (log-log)")
-        st.altair_chart(chart, height=LINE_HEIGHT)
-    table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in measured.points])
-    config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-    st.dataframe(table, hide_index=True, column_config=config)
-    if len({p.T for p in measured.points}) < 2:
-        st.caption("A slope needs at least two lengths: raise *Longest T* to see how time and memory grow.")
-    else:
-        rows = [
-            {"method": m, "slope of time": fit[0], "slope of peak memory": fit[1], "fitted on T": f"{pts[0].T:,} … {pts[-1].T:,}"}
-            for (m, fit), pts in zip(fits.items(), by_method.values(), strict=True)
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    t_walk = left.slider("Keys T", 2, 32, 12, key="walk_t")
+    block = right.slider("Block size", 1, t_walk, min(4, t_walk), key="walk_block")
+    walk = online_softmax_walk(*random_row(0, t_walk), block=block)
+    st.latex(
+        r"m_{new} = \max(m_{old}, \max_j s_j),\quad \ell \leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}},"
+        r"\quad o \leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j"
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "block": i,
+                    "keys": f"{step.keys.start}–{step.keys.stop - 1}",
+                    "block max": step.block_max,
+                    "running max m": step.running_max,
+                    "rescale exp(m_old − m_new)": step.rescale,
+                    "running sum ℓ": step.running_sum,
+                    "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
+                }
+                for i, step in enumerate(walk.steps)
+            ]
+        ),
+        hide_index=True,
+    )
+    st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")
     st.caption(
-        f"{describe(settings)}. Slopes are least-squares fits of log(value) on log(T): 2 means ∝ T², 1 means ∝ T. "
-        f"FLOPs = 4·B·H·T²·d (two matmuls, Q Kᵀ and A V){', halved for causal' if settings.causal else ''}; "
-        "% of matmul compares GFLOP/s with one 1024 × 1024 × 1024 matmul measured here once. Each point: one warm-up, "
-        "then the methods run in turn for every repeat (interleaved); median shown, noise = interquartile range. "
-        "Peak memory comes from a separate run: what the call allocates on top of q, k, v, read from the profiler's "
-        "allocator events on the CPU (torch.cuda.max_memory_allocated on CUDA). SDPA's backend is the dispatcher's "
-        "own choice for these inputs, confirmed by running it alone. Small T is dominated by fixed overheads, so its "
-        "slopes start lower."
+        f"A seeded random query of size 8 against {t_walk} keys; values of size 4; float64. The final output equals "
+        "softmax(q·K / √8) V computed the plain way: the difference is rounding. The tiled attention above runs the same "
+        "update on blocks of many queries and heads at once."
     )
 
-st.header("2 · One T × T matrix at long context")
-st.markdown(
-    f"For B = {settings.batch}, H = {settings.heads}, {settings.dtype}: the score matrix alone is B·H·T²·bytes. "
-    f"The tiled version's extra memory is its output plus one {BLOCK_Q} × {BLOCK_K} block of scores per head."
-)
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                "context": name,
-                "T": f"{t:,}",
-                "one T × T score matrix": format_bytes(
-                    score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype)
-                ),
-                "naive needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("naive", t)),
-                "tiled needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("tiled", t)),
-            }
-            for name, t in LONG_CONTEXTS.items()
-        ]
-    ),
-    hide_index=True,
-)
-
-st.header("3 · Online softmax, one query row block by block")
-st.markdown(
-    "Softmax needs each row's maximum (to keep exp from overflowing) and the sum of its exponentials, which seems "
-    "to need the whole row first. The online softmax keeps both **running**: after each block of keys, the new "
-    "maximum m_new; if it grew, everything summed so far is multiplied by **exp(m_old − m_new)**, which is exactly "
-    "what it would have been with m_new from the start."
-)
-left, right = st.columns(2)
-t_walk = left.slider("Keys T", 2, 32, 12, key="walk_t")
-block = right.slider("Block size", 1, t_walk, min(4, t_walk), key="walk_block")
-walk = online_softmax_walk(*random_row(0, t_walk), block=block)
-st.latex(
-    r"m_{new} = \max(m_{old}, \max_j s_j),\quad \ell \leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}},"
-    r"\quad o \leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j"
-)
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                "block": i,
-                "keys": f"{step.keys.start}–{step.keys.stop - 1}",
-                "block max": step.block_max,
-                "running max m": step.running_max,
-                "rescale exp(m_old − m_new)": step.rescale,
-                "running sum ℓ": step.running_sum,
-                "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
-            }
-            for i, step in enumerate(walk.steps)
-        ]
-    ),
-    hide_index=True,
-)
-st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")
-st.caption(
-    f"A seeded random query of size 8 against {t_walk} keys; values of size 4; float64. The final output equals "
-    "softmax(q·K / √8) V computed the plain way: the difference is rounding. The tiled attention above runs the same "
-    "update on blocks of many queries and heads at once."
-)
-
-url_state.publish(PARAMS)
+page.publish(PARAMS)

@@ -5,22 +5,36 @@ import math
 import pandas as pd
 import streamlit as st
 
-from attn_core import closest_heads, coreference, entropy, head_entropy, head_similarity, visible_positions, word_across_contexts
+from attn_core import (
+    closest_heads,
+    coreference,
+    entropy,
+    head_entropy,
+    head_similarity,
+    last_word,
+    previous_token_share,
+    visible_positions,
+    word_across_contexts,
+)
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import BARELY_MOVES, MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
-from attn_ui.charts import BAR_HEIGHT, bars, heatmap, heatmap_grid, labelled_lines, short_label
-from attn_ui.inputs import MAX_CHARS, model_tokens
+from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, heatmap_grid, labelled_lines, short_label
+from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import load_model
+from attn_ui.steps import bar_block, chart_block, heatmap_block, row
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
+SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
+SAME = 0.9995  # cosine similarity shown as 1.000
+DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
     Param("hide", False, url_state.on_off, url_state.format_on_off),
-    Param("layer", 0, url_state.integer(0, N_LAYERS - 1)),
-    Param("head", 0, url_state.integer(0, N_HEADS - 1)),
+    Param("layer", DEFAULT_LAYER, url_state.integer(0, N_LAYERS - 1)),
+    Param("head", DEFAULT_HEAD, url_state.integer(0, N_HEADS - 1)),
     Param("token", None, url_state.integer(0, MAX_TOKENS - 1)),
     Param("text2", COREFERENCE_SENTENCES[1], url_state.text),
     Param("coref", ", ".join(COREFERENCE_WORDS), url_state.text),
@@ -28,7 +42,31 @@ PARAMS = (
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
 )
 
-page.setup(page.REAL_MODEL)
+
+def embedding_caption(word: str, at_embedding_layer) -> str:
+    """What the "embedding layer" stage shows, true of the numbers: the position added there separates the word's
+    vectors only where it stands at different positions (``at_embedding_layer``: the similarity of each pair)."""
+    same = [float(value) >= SAME for value in at_embedding_layer]
+    if all(same):
+        where = f"“{word}” stands at the same position in these sentences, so its vectors are still identical there"
+    elif not any(same):
+        where = f"“{word}” stands at different positions in these sentences, so its vectors already differ a little there"
+    else:
+        where = f"its vectors differ there only where “{word}” stands at different positions"
+    return (
+        "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the position: "
+        f"{where} (cosine 1.000 = identical). Each layer then mixes in the neighbours."
+    )
+
+
+SLIDES = (
+    "Model view: every head of every layer",
+    "Head view",
+    "Coreference: what does “it” refer to?",
+    "Static vs contextual embeddings",
+)
+
+page.setup(page.REAL_MODEL, PARAMS)
 st.title("Real model: what a trained transformer attends to")
 st.markdown(
     f"**{MODEL_NAME}** is a small BERT encoder, fine-tuned on over a billion sentence pairs to compare sentences: "
@@ -36,14 +74,14 @@ st.markdown(
     "Every number below comes from its real weights, run through the same attention function as the other views "
     "and checked against Hugging Face `transformers`."
 )
-url_state.restore(PARAMS)
-with st.sidebar:
+slides = page.Slides(SLIDES)
+with page.controls():
     st.text_area("Sentence", key="text", help=f"Split into the model's word pieces; at most {MAX_TOKENS}.")
     hide = st.toggle("Hide [CLS] and [SEP] from the charts", key="hide")
 
 model = load_model()
 if model is None:
-    url_state.publish(PARAMS)
+    page.publish(PARAMS)
     st.stop()
 
 n_layers, n_heads = model.config.n_layers, model.config.n_heads
@@ -64,139 +102,140 @@ if hide:
         "(many heads park much of their attention there), so a row's visible weights may add up to less than 1."
     )
 
-st.header("1 · Model view: every head of every layer")
-grid = shown[:GRID_TOKENS]
-if len(shown) > GRID_TOKENS:
-    st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view below shows all {len(shown)}.")
-st.altair_chart(
-    heatmap_grid(
+if slides.show(1):
+    grid = shown[:GRID_TOKENS]
+    if len(shown) > GRID_TOKENS:
+        st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view below shows all {len(shown)}.")
+    overview = heatmap_grid(
         weights[:, :, grid][:, :, :, grid].numpy(),
         [tokens[i] for i in grid],
         [tokens[i] for i in grid],
         panel_rows=[str(i) for i in range(n_layers)],
         panel_cols=[str(i) for i in range(n_heads)],
-    ),
-    width="content",
-)
-st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
+    )
+    st.altair_chart(overview, width="content")
+    st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
 
-st.header("2 · Head view")
-if st.session_state["token"] not in shown:
+if slides.show(2):
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
-    st.session_state["token"] = pronoun[0] if pronoun and pronoun[0] in shown else shown[-1]
-columns = st.columns(3)
-layer = columns[0].selectbox("Layer", range(n_layers), key="layer")
-head = columns[1].selectbox("Head", range(n_heads), key="head")
-token = columns[2].selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token")
-head_weights = weights[layer, head]  # (T, T)
-left, right = st.columns([3, 2])
-with left:
-    st.altair_chart(
-        heatmap(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}", max_width=420),
-        width="content",
-    )
-with right:
-    st.altair_chart(
-        bars(head_weights[token, shown].numpy(), labels, value_title="weight", title=f"Attention from “{tokens[token]}”"),
-        height=BAR_HEIGHT,
-    )
-    entropies = head_entropy(run)  # (L, H)
-    st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats")
-    st.metric(f"Entropy of “{tokens[token]}”'s row", f"{float(entropy(head_weights[token])):.2f} nats")
+    url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
+    with st.container(horizontal=True):
+        layer = st.selectbox("Layer", range(n_layers), key="layer", width=160)
+        head = st.selectbox("Head", range(n_heads), key="head", width=160)
+        token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
+    if (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):
+        share = previous_token_share(run, layer, head)
+        st.caption(
+            f"This view opens on layer {layer}, head {head}, a **previous-token head**: on this sentence it gives each "
+            f"token's predecessor {share:.0%} of its attention on average, a clean line just below the diagonal. "
+            "It is the easiest pattern to see; most other heads spread their attention or park it on [CLS] and [SEP]."
+        )
+    head_weights = weights[layer, head]  # (T, T)
+    with row():
+        heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
+        bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
+    with st.container(horizontal=True, gap="large"):
+        entropies = head_entropy(run)  # (L, H)
+        st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats", width="content")
+        st.metric(f"Entropy of “{tokens[token]}”'s row", f"{float(entropy(head_weights[token])):.2f} nats", width="content")
     st.caption(
         f"Spreading evenly over all {len(tokens)} tokens would give {math.log(len(tokens)):.2f} nats; "
         "looking at one token only, 0. Across the model, head entropies run from "
         f"{float(entropies.min()):.2f} to {float(entropies.max()):.2f}."
     )
-similarity = head_similarity(run, layer, head)  # (L, H)
-st.altair_chart(
-    heatmap(
-        similarity.numpy(),
-        layer_names,
-        head_names,
-        row_title="layer",
-        col_title="head",
-        title=f"Cosine similarity of each head's weights to layer {layer}, head {head}'s",
-    ),
-    width="content",
-)
-closest = closest_heads(similarity, layer, head)
-st.markdown("Most similar heads: " + ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest) + ".")
-
-st.header("3 · Coreference: what does “it” refer to?")
-st.markdown(
-    "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
-    "and to the street in the other. Does any head do that? Here is what the model actually does."
-)
-left, right = st.columns([2, 1])
-left.text_input("Second sentence (the first is the sentence in the sidebar)", key="text2")
-right.text_input("The pronoun, then two words it may refer to", key="coref")
-words = [word.strip() for word in st.session_state["coref"].split(",")]
-try:
-    if len(words) != 3 or not all(words):
-        raise ValueError("Write three words separated by commas, e.g. “it, animal, street”.")
-    coref = coreference(model, [encoded.texts[0], st.session_state["text2"][:MAX_CHARS]], words[0], words[1:])
-except ValueError as problem:
-    st.info(str(problem))
-else:
-    pronoun, (first, second) = coref.pronoun, coref.candidates
-    attention = coref.attention.mean(dim=(1, 2))  # (2, 2): sentence, candidate; averaged over every head
-    moves = "barely moves" if abs(coref.average_change) < BARELY_MOVES else "moves"
-    st.markdown(
-        f"Averaged over all {n_layers * n_heads} heads, “{pronoun}” gives {float(attention[0, 0]):.3f} of its attention "
-        f"to “{first}” and {float(attention[0, 1]):.3f} to “{second}” in sentence 1, and {float(attention[1, 0]):.3f} "
-        f"and {float(attention[1, 1]):.3f} in sentence 2: the preference for “{first}” over “{second}” **{moves}** "
-        f"({coref.average_change:+.3f}). "
-        + ("The average hides the few heads that do change; here they are." if moves == "barely moves" else "")
-    )
-    rows = []
-    for i, j in coref.top_heads(len(layer_names) * len(head_names)):
-        (a1, b1), (a2, b2) = coref.attention[:, i, j].tolist()
-        rows.append((i, j, a1, b1, a2, b2, float(coref.change[i, j])))
-    names = ["layer", "head", f"→{first} (1)", f"→{second} (1)", f"→{first} (2)", f"→{second} (2)", "change"]
-    table = pd.DataFrame(rows, columns=names)
-    st.markdown(
-        f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
-        f"“{first}” in sentence 1; “change” is how much (→{first} − →{second}) moves from sentence 1 to sentence 2."
-    )
-    st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
-    st.altair_chart(
-        heatmap(
-            coref.change.numpy(),
+    similarity = head_similarity(run, layer, head)  # (L, H)
+    with row():
+        heatmap_block(
+            similarity.numpy(),
             layer_names,
             head_names,
-            kind="signed",
             row_title="layer",
             col_title="head",
-            title=f"Change of (→{first} − →{second}) from sentence 1 to sentence 2",
-        ),
-        width="content",
+            title=f"Similarity to layer {layer}, head {head} (cosine)",
+        )
+    closest = closest_heads(similarity, layer, head)
+    st.markdown(
+        "Most similar heads: " + ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest) + "."
     )
-    with st.expander(f"All {len(rows)} heads"):
-        st.dataframe(table.style.format(precision=3), hide_index=True)
 
-st.header("4 · Static vs contextual embeddings")
-st.markdown(
-    "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
-    "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
-    "Below, the cosine similarity of one word's vectors between sentences, at every stage: 1 means identical."
-)
-left, right = st.columns([1, 2])
-left.text_input("Word", key="word")
-right.text_area("Sentences, one per line", key="sentences")
-sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
-if len(sentences) > MAX_SENTENCES:
-    st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
-try:
-    contexts = word_across_contexts(model, sentences[:MAX_SENTENCES], st.session_state["word"])
-except ValueError as problem:
-    st.info(str(problem))
-else:
-    for missing in contexts.missing:
-        st.info(f"“{contexts.word}” is not a word of “{short_label(missing)}”; that sentence is left out.")
-    pair_names = [f"{short_label(contexts.sentences[i])} ↔ {short_label(contexts.sentences[j])}" for i, j in contexts.pairs]
-    st.altair_chart(
-        labelled_lines(
+if slides.show(3):
+    st.markdown(
+        "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
+        "and to the street in the other. Does any head do that? Here is what the model actually does."
+    )
+    left, right = st.columns([2, 1])
+    left.text_input("Second sentence (the first is the sentence in the controls)", key="text2")
+    right.text_input("The pronoun, then two words it may refer to", key="coref")
+    words = [word.strip() for word in st.session_state["coref"].split(",")]
+    try:
+        if len(words) != 3 or not all(words):
+            raise ValueError("Write three words separated by commas, e.g. “it, animal, street”.")
+        coref = coreference(model, [encoded.texts[0], st.session_state["text2"][:MAX_CHARS]], words[0], words[1:])
+    except ValueError as problem:
+        st.info(str(problem))
+    else:
+        pronoun, (first, second) = coref.pronoun, coref.candidates
+        attention = coref.attention.mean(dim=(1, 2))  # (2, 2): sentence, candidate; averaged over every head
+        moves = "barely moves" if abs(coref.average_change) < BARELY_MOVES else "moves"
+        pronoun, first, second = (escape_markdown(word) for word in (pronoun, first, second))
+        st.markdown(
+            f"Averaged over all {n_layers * n_heads} heads, “{pronoun}” gives {float(attention[0, 0]):.3f} of its attention "
+            f"to “{first}” and {float(attention[0, 1]):.3f} to “{second}” in sentence 1, and {float(attention[1, 0]):.3f} "
+            f"and {float(attention[1, 1]):.3f} in sentence 2: the preference for “{first}” over “{second}” **{moves}** "
+            f"({coref.average_change:+.3f}). "
+            + ("The average hides the few heads that do change; here they are." if moves == "barely moves" else "")
+        )
+        rows = []
+        for i, j in coref.top_heads(len(layer_names) * len(head_names)):
+            (a1, b1), (a2, b2) = coref.attention[:, i, j].tolist()
+            rows.append((i, j, a1, b1, a2, b2, float(coref.change[i, j])))
+        names = ["layer", "head", f"→{first} (1)", f"→{second} (1)", f"→{first} (2)", f"→{second} (2)", "change"]
+        table = pd.DataFrame(rows, columns=names)
+        st.markdown(
+            f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
+            f"“{first}” in sentence 1; “change” is how much (→{first} − →{second}) moves from sentence 1 to sentence 2."
+        )
+        st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
+        with row():
+            heatmap_block(
+                coref.change.numpy(),
+                layer_names,
+                head_names,
+                kind="signed",
+                row_title="layer",
+                col_title="head",
+                title=f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2",
+            )
+        with st.expander(f"All {len(rows)} heads"):
+            st.dataframe(table.style.format(precision=3), hide_index=True)
+
+if slides.show(4):
+    st.markdown(
+        "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
+        "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
+        "Below, the cosine similarity of one word's vectors between sentences, at every stage: 1 means identical."
+    )
+    left, right = st.columns([1, 2])
+    left.text_input("Word", key="word")
+    right.text_area("Sentences, one per line", key="sentences")
+    sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
+    if len(sentences) > MAX_SENTENCES:
+        st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
+    try:
+        contexts = word_across_contexts(model, sentences[:MAX_SENTENCES], st.session_state["word"])
+    except ValueError as problem:
+        st.info(str(problem))
+    else:
+        for missing in contexts.missing:
+            st.info(
+                escape_markdown(f"“{contexts.word}” is not a word of “{short_label(missing, SENTENCE_LABEL)}”;")
+                + " that sentence is left out."
+            )
+        pair_names = [
+            f"{short_label(contexts.sentences[i], SENTENCE_LABEL)} ↔ {short_label(contexts.sentences[j], SENTENCE_LABEL)}"
+            for i, j in contexts.pairs
+        ]
+        chart = labelled_lines(
             contexts.similarity.numpy(),
             pair_names,
             contexts.stages,
@@ -204,12 +243,8 @@ else:
             point_title="stage",
             series_title="sentences",
             title=f"“{contexts.word}” in two sentences: how alike its vectors are",
-        ),
-        height=BAR_HEIGHT + 80,
-    )
-    st.caption(
-        "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the "
-        "position, so it already differs a little; each layer then mixes in the neighbours."
-    )
+        )
+        chart_block(chart, MAX_WIDTH, BAR_HEIGHT + 120)
+        st.caption(escape_markdown(embedding_caption(contexts.word, contexts.similarity[:, 1])))
 
-url_state.publish(PARAMS)
+page.publish(PARAMS)

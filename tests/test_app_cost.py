@@ -138,7 +138,7 @@ def test_bad_link_values_warn_and_use_defaults():
     at = open_view(COST, T_max="banana", heads="0", d_head="-3", causal="maybe", dtype="int8")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    for problem in ("T_max=banana", "heads=0", "d_head=-3", "causal=maybe", "dtype=int8"):
+    for problem in ("T_max = “banana”", "heads = “0”", "d_head = “\\-3”", "causal = “maybe”", "dtype = “int8”"):
         assert problem in warning
     assert at.select_slider(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
     assert lengths_by_method(time_chart(at))["tiled"] == [128, 256, 512, 1024]

@@ -115,5 +115,5 @@ def test_bad_link_values_warn_and_fall_back():
     at = open_view(PIPELINE, seed="banana", d_k="100000", preset="nope", query="99")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    assert "seed=banana" in warning and "d_k=100000" in warning and "preset=nope" in warning
+    assert "seed = “banana”" in warning and "d_k = “100000”" in warning and "preset = “nope”" in warning
     assert at.number_input(key="seed").value == 0

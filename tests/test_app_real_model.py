@@ -36,10 +36,13 @@ def test_defaults(model):
     assert len(grid) == 6 * 12 * t * t
     cell = next(r for r in grid if (r["panel_row"], r["panel_col"], r["row"], r["col"]) == (3, 1, 10, 2))
     assert cell["value"] == pytest.approx(float(weights[3, 1, 10, 2]), abs=1e-6)
-    # The head view opens layer 0, head 0, from "it" (position 10).
+    # The head view opens layer 0, head 2 (a previous-token head, and the page says so), from "it" (position 10).
     assert at.selectbox(key="token").value == 10
-    assert any(torch.allclose(m, weights[0, 0], atol=1e-6) for m in heatmap_values(at, t, t))
-    assert bar_values(at)[0] == pytest.approx(weights[0, 0, 10].tolist(), abs=1e-6)
+    assert any(torch.allclose(m, weights[0, 2], atol=1e-6) for m in heatmap_values(at, t, t))
+    assert bar_values(at)[0] == pytest.approx(weights[0, 2, 10].tolist(), abs=1e-6)
+    share = float(weights[0, 2].diagonal(offset=-1).mean())
+    assert share > 0.9
+    assert any(f"predecessor {share:.0%} of its attention" in text for text in texts(at, "caption"))
     # Coreference: the head average barely moves and the view says so.
     assert any("barely moves" in text for text in texts(at, "markdown"))
     # Static vs contextual: one line per pair of the three sentences, 8 stages each, 1 at the lookup.

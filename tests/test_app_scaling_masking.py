@@ -11,13 +11,14 @@ from attn_core import (
     D_K_VALUES,
     dot_product_variance,
     entropy,
+    mask_to_text,
     masked_batch_attention,
     sentence_attention,
     softmax_saturation,
     tokenize,
 )
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
-from attn_ui.mask_grid import grid_key
+from attn_ui.mask_grid import editor_key
 from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
 SCALING = "pages/2_Scaling.py"
@@ -114,7 +115,7 @@ def test_scaling_snaps_link_values_and_rejects_bad_ones():
     at = open_view(SCALING, d_k="0", scale="banana", seed="-1")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    assert "d_k=0" in warning and "scale=banana" in warning and "seed=-1" in warning
+    assert "d_k = “0”" in warning and "scale = “banana”" in warning and "seed = “\\-1”" in warning
     assert at.select_slider(key="d_k").value == 64 and at.select_slider(key="scale").value == 1.0
 
 
@@ -188,8 +189,8 @@ def test_masking_link_plays_generation_to_step_three():
     at = open_view(MASKING, mask="causal", step="3")
     assert_clean(at)
     assert at.slider(key="step").value == 3
-    step_texts = [text for text in texts(at, "markdown") if text.startswith("**Step 3:**")]
-    assert step_texts[0] == "**Step 3:** “sat” may see 3 of 7 keys: The, cat, sat."
+    step_texts = [text for text in texts(at, "markdown") if text.startswith("Step 3:")]
+    assert step_texts[0] == "Step 3: “sat” may see 3 of 7 keys: The, cat, sat\\."
     batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
     bars = bar_charts(at, "weight")
     for b in range(3):
@@ -259,7 +260,7 @@ def test_masking_with_too_many_sentences():
 
 def test_custom_mask_that_blocks_everything():
     at = open_view(MASKING, mask="custom", text="I am going to play")
-    at.radio(key="grid_start").set_value("none").run()
+    at.button(key="grid_start_none").click().run()
     assert_clean(at)
     assert any("blocks every key for every query" in message for message in texts(at, "warning"))
     weights = heatmap_values(at, 5, 5)
@@ -273,7 +274,8 @@ def test_custom_mask_that_blocks_everything():
 
 def test_custom_mask_edit_blocks_one_row():
     at = open_view(MASKING, mask="custom", text="I am going to play", step="2")
-    at.session_state[grid_key("causal")] = {"edited_rows": {1: {"I": False, "am": False}}, "added_rows": [], "deleted_rows": []}
+    causal = mask_to_text(torch.ones(5, 5, dtype=torch.bool).tril())
+    at.session_state[editor_key(causal)] = {"edited_rows": {1: {"I": False, "am": False}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
     assert any("1 query row sees no key" in message for message in texts(at, "info"))
@@ -290,7 +292,7 @@ def test_masking_bad_link_values_warn_and_fall_back():
     at = open_view(MASKING, mask="sideways", step="0")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    assert "mask=sideways" in warning and "step=0" in warning
+    assert "mask = “sideways”" in warning and "step = “0”" in warning
     assert at.radio(key="mask").value == "causal" and at.slider(key="step").value == 1
 
 

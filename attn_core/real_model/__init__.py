@@ -8,10 +8,11 @@ from attn_core.real_model.analysis import (
     coreference,
     head_entropy,
     head_similarity,
+    previous_token_share,
     visible_positions,
     word_across_contexts,
 )
-from attn_core.real_model.bert import MAX_TOKENS, N_HEADS, N_LAYERS, SPECIAL_TOKENS, BertConfig, Encoded, MiniLM, RealRun
+from attn_core.real_model.bert import MAX_TOKENS, N_HEADS, N_LAYERS, SPECIAL_TOKENS, WIDTH, BertConfig, Encoded, MiniLM, RealRun
 from attn_core.real_model.files import INSTALL_HELP, MODEL_NAME, ModelIntegrityError, ModelUnavailableError
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "N_HEADS",
     "N_LAYERS",
     "SPECIAL_TOKENS",
+    "WIDTH",
     "BertConfig",
     "Coreference",
     "Encoded",
@@ -34,6 +36,7 @@ __all__ = [
     "coreference",
     "head_entropy",
     "head_similarity",
+    "previous_token_share",
     "visible_positions",
     "word_across_contexts",
 ]

@@ -35,6 +35,13 @@ def head_similarity(run: RealRun, layer: int, head: int, b: int = 0) -> Tensor:
     return every_pair[layer * n_heads + head].reshape(n_layers, n_heads)
 
 
+def previous_token_share(run: RealRun, layer: int, head: int, b: int = 0) -> float:
+    """The mean weight one head gives each token's predecessor (from the second token on): near 1 for a
+    "previous-token" head, whose weights form a clean line just below the diagonal."""
+    weights = run.weights(b)[layer, head]  # (T, T)
+    return float(weights.diagonal(offset=-1).mean())
+
+
 def closest_heads(similarity: Tensor, layer: int, head: int, n: int = 3) -> list[tuple[int, int]]:
     """(layer, head) of the n heads most similar to the given one (itself left out), from head_similarity."""
     order = similarity.flatten().argsort(descending=True).tolist()

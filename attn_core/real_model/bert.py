@@ -30,7 +30,7 @@ from attn_core.attention import AttentionSteps, attend
 from attn_core.real_model.files import WEIGHTS_FILE, check_weights, model_dir
 
 MAX_TOKENS = 128  # word pieces per sentence, [CLS] and [SEP] included
-N_LAYERS, N_HEADS = 6, 12  # the model's shape, for controls drawn before it is loaded (config.json has the same)
+N_LAYERS, N_HEADS, WIDTH = 6, 12, 384  # the model's shape, for controls drawn before it is loaded (config.json has the same)
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 
 

@@ -1,0 +1,226 @@
+"""Lecture-ready views, run by AppTest: sequences of control changes, stale values the browser sends back,
+presenter mode, the chart theme, and views that do not leak their values into each other."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from streamlit.testing.v1.element_tree import Selectbox
+
+from attn_core import FIXED_SIZES, mask_to_text, masked_batch_attention, tokenize
+from attn_ui.charts import FONT_SIZE, TITLE_SIZE
+from attn_ui.page import VIEWS
+from tests.conftest import assert_clean, heatmap_values, open_view, texts
+
+SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
+
+# Every control of each view (but presenter mode, tested below), with values to change it to in turn. Cost runs
+# small sweeps (T_max first), and its "Run sweep" button is covered by its own tests.
+WALKS = {
+    PIPELINE: [
+        ("seed", 7),
+        ("d_k", 4),
+        ("d_model", 24),
+        ("scale", False),
+        ("pos", True),
+        ("source", "a cat sat"),
+        ("source", ""),
+        ("query", 0),
+        ("preset", "cat-sat"),
+        ("preset", "random-batch"),
+        ("batch", 5),
+        ("preset", "playing-outside"),
+        ("preset", "custom"),
+        ("weights", "minilm"),
+        ("layer", 3),
+        ("head", 11),
+        ("query", 2),
+        ("weights", "toy"),
+    ],
+    SCALING: [("seed", 3), ("d_k", 1024), ("scale", 100.0), ("d_k", 1), ("scale", 0.01)],
+    MASKING: [("mask", "padding"), ("step", 16), ("mask", "both"), ("mask", "custom"), ("step", 1), ("mask", "causal")],
+    MULTI_HEAD: [("heads", 8), ("head", 7), ("d_model", 12), ("heads", 5), ("head", 0), ("seed", 4), ("d_model", 1)],
+    COST: [("T_max", 256), ("heads", 2), ("d_head", 16), ("causal", True), ("batch", 2), ("repeats", 1), ("dtype", "bfloat16")],
+    REAL: [
+        ("hide", True),
+        ("layer", 5),
+        ("head", 11),
+        ("token", 3),
+        ("text2", "The animal didn't cross the street because it was too wide"),
+        ("coref", "it, fox, dog"),
+        ("word", "fox"),
+        ("sentences", "a fox\nthe fox ran"),
+        ("hide", False),
+    ],
+}
+TEXT_KEY = {PIPELINE: "text", SCALING: "text", MASKING: "text", MULTI_HEAD: "text", REAL: "text"}
+
+
+def widget(at, key: str):
+    """The widget with this key, whatever its kind, or None when the page does not draw it now."""
+    matches = [w for kind in WIDGET_KINDS for w in at.get(kind) if getattr(w, "key", None) == key]
+    return matches[0] if matches else None
+
+
+WIDGET_KINDS = ("selectbox", "number_input", "toggle", "slider", "select_slider", "radio", "text_area", "text_input")
+
+
+@pytest.mark.parametrize("view", list(WALKS), ids=lambda path: path.split("_", 1)[1].removesuffix(".py"))
+def test_change_the_text_then_every_other_control(view):
+    at = open_view(view)
+    assert_clean(at)
+    if view in TEXT_KEY:
+        widget(at, TEXT_KEY[view]).set_value(SENTENCE).run()
+        assert_clean(at)
+    for key, value in WALKS[view]:
+        control = widget(at, key)
+        assert control is not None, f"{view}: no control {key} after the previous changes"
+        control.set_value(value).run()
+        assert_clean(at)
+        assert at.session_state[key] == value, f"{view}: {key} did not take {value!r}"
+
+
+def send_stale_label(monkeypatch, at, key: str, label: str) -> None:
+    """From now on, send ``label`` as the value of the select box ``key``, as a browser does after the box's
+    options changed under it (AppTest itself would send a fresh label)."""
+    target = widget(at, key).id
+    fresh = Selectbox._widget_state
+
+    def stale(self):
+        state = fresh.fget(self)
+        if self.id == target:
+            state.string_value = label
+        return state
+
+    monkeypatch.setattr(Selectbox, "_widget_state", property(stale))
+
+
+@pytest.mark.parametrize(
+    ("view", "key", "stale", "fallback"),
+    [
+        (PIPELINE, "query", "4: play", 15),  # the last word of SENTENCE
+        (MULTI_HEAD, "head", "head 7", 0),
+        (REAL, "token", "10: it", 16),
+        (REAL, "layer", "layer 9", 0),
+    ],
+)
+def test_a_stale_label_sent_back_by_the_browser_is_replaced(monkeypatch, view, key, stale, fallback):
+    """Streamlit stores a label that is no longer an option as a raw string under the widget's key: the view
+    must not crash on it (the reported TypeError), and falls back to a valid value."""
+    at = open_view(view)
+    widget(at, TEXT_KEY[view]).set_value(SENTENCE).run()
+    send_stale_label(monkeypatch, at, key, stale)
+    at.run()
+    assert_clean(at)
+    assert widget(at, key).value == fallback
+
+
+def test_pipeline_text_change_then_stale_query_label(monkeypatch):
+    """The reported crash: type a sentence, then change another control while the browser still holds the
+    query picker's old label. The query falls back to the last word of the new sentence, and its labels are new."""
+    at = open_view(PIPELINE)
+    widget(at, "text").set_value("we like cats .").run()
+    send_stale_label(monkeypatch, at, "query", "4: play")
+    widget(at, "seed").set_value(5).run()
+    assert_clean(at)
+    picker = widget(at, "query")
+    assert picker.value == 2 and picker.options == ["0: we", "1: like", "2: cats", "3: ."]
+
+
+def test_default_query_is_a_word_with_real_weights():
+    at = open_view(PIPELINE, weights="minilm")
+    assert_clean(at)
+    picker = widget(at, "query")
+    assert picker.options[picker.value] == f"{picker.value}: play"  # "I am going to play": not [SEP]
+
+
+@pytest.mark.parametrize("preset", list(FIXED_SIZES))
+def test_presets_show_their_real_sizes(preset):
+    at = open_view(PIPELINE, preset=preset)
+    assert_clean(at)
+    shown = {w.label: w.value for w in at.number_input if w.label in ("Model width C", "Head size d_k")}
+    assert shown == {"Model width C": FIXED_SIZES[preset][0], "Head size d_k": FIXED_SIZES[preset][1]}
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.label)
+def test_every_chart_carries_the_app_theme(view):
+    at = open_view(view.path, text=SENTENCE) if view.path in TEXT_KEY else open_view(view.path)
+    assert_clean(at)
+    charts = at.get("vega_lite_chart")
+    assert charts
+    for chart in charts:
+        config = json.loads(chart.proto.spec)["config"]
+        assert config["axis"]["labelFontSize"] >= 14 and config["axis"]["titleFontSize"] >= 14
+        assert config["legend"]["labelFontSize"] >= 14 and config["header"]["labelFontSize"] >= 14
+        assert (FONT_SIZE, TITLE_SIZE) == (config["axis"]["labelFontSize"], config["axis"]["titleFontSize"])
+
+
+def test_heatmaps_label_every_token_and_never_drop_labels():
+    at = open_view(PIPELINE, text=SENTENCE)
+    tokens = SENTENCE.split()
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        if not spec.get("description", "").startswith("heatmap:"):
+            continue
+        for channel in ("x", "y"):
+            axis = spec["layer"][0]["encoding"][channel]["axis"]
+            if axis["labelExpr"].startswith(json.dumps(tokens[:1])[:-1]):  # a token axis
+                assert axis["labelOverlap"] is False and axis["values"] == list(range(len(tokens)))
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.label)
+def test_presenter_mode_shows_one_slide_and_steps_with_next(view):
+    at = open_view(view.path, present="on")
+    assert_clean(at)
+    steps = [text for text in texts(at, "markdown") if text.startswith("**Step 1 of ")]
+    assert steps, "no step counter"
+    last = int(steps[0].split(" of ")[1].split("**")[0])
+    assert last >= 3 and len(at.header) == 1 and at.header[0].value.startswith("1 · ")
+    at.button(key="slide_next").click().run()
+    assert_clean(at)
+    assert at.query_params["slide"] == "2" and at.header[0].value.startswith("2 · ")
+    at.button(key="clicker_previous").click().run()
+    assert "slide" not in at.query_params and at.header[0].value.startswith("1 · ")
+
+
+def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
+    at = open_view(PIPELINE, present="on", slide="3")
+    assert [h.value for h in at.header] == ["3 · Scores, scaling and softmax"]
+    at = open_view(PIPELINE, present="on", slide="99")
+    assert_clean(at)
+    assert [h.value for h in at.header] == ["6 · Correctness"]
+
+
+def test_without_presenter_mode_every_section_shows():
+    at = open_view(PIPELINE, slide="3")
+    assert [h.value.split(" · ")[0] for h in at.header] == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_custom_mask_grid_link_reproduces_the_grid():
+    grid = torch.tensor([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)
+    at = open_view(MASKING, mask="custom", text="I am going to play", grid=mask_to_text(grid))
+    assert_clean(at)
+    assert "1 query row sees no key" in " ".join(texts(at, "info"))
+    batch = masked_batch_attention([tokenize("I am going to play")], "custom", grid)
+    assert any(torch.allclose(m, batch.steps.weights[0].double(), atol=1e-6) for m in heatmap_values(at, 5, 5))
+    assert at.query_params["grid"] == mask_to_text(grid)
+
+
+def test_bad_mask_grid_link_is_reported():
+    at = open_view(MASKING, mask="custom", grid="10-1x")
+    assert_clean(at)
+    assert "grid = “10\\-1x”" in " ".join(texts(at, "warning"))
+
+
+def test_masking_step_highlights_the_query_row():
+    at = open_view(MASKING, step="3")
+    highlighted = [
+        layer
+        for chart in at.get("vega_lite_chart")
+        for layer in json.loads(chart.proto.spec).get("layer", [])
+        if layer.get("mark", {}).get("stroke") and layer.get("transform") == [{"filter": "datum.row == 2"}]
+    ]
+    assert highlighted
