@@ -19,6 +19,13 @@ for view in page.VIEWS:
     st.page_link(view.path, label=view.label, icon=view.icon)
     st.caption(view.summary)
 
+st.subheader("Presenting")
+st.markdown(
+    "Switch on **Presenter mode** in a view's sidebar (or add `?present=on` to its address): the view shows one "
+    "section per screen in large type, the controls move into a popover, and **→** / **←** (or a presentation "
+    "clicker's PageDown / PageUp) step through. The current step is in the address, so a link opens at that step."
+)
+
 st.subheader("Sharing what you see")
 st.markdown(
     "Every control of a view is kept in the page's address, so copying the URL shares exactly what "

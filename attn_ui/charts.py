@@ -44,7 +44,7 @@ THEME = "attention_explorer"
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
 THEME_CSS = """<style>
-[data-testid="stVegaLiteChart"] :is(g[class*="role-axis"], g[class*="role-legend"], g[class*="role-title"],
+[data-testid="stVegaLiteChart"] :is(g[class*="role-axis"], g[class*="role-legend"], g[class*="title"],
   g[class*="header"]) > text { fill: currentColor; }
 </style>"""
 

@@ -81,6 +81,8 @@ PRESENTER = (
 KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
 PRESENTER_STYLE = """<style>
 html { font-size: 21px; }
+h1 { font-size: 2rem !important; padding-top: 0 !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
 .st-key-clicker_keys { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
 </style>"""
 
@@ -124,23 +126,29 @@ def publish(params: tuple[Param, ...]) -> None:
     url_state.publish(params + PRESENTER)
 
 
-def controls() -> DeltaGenerator:
-    """Where a view draws its controls: the sidebar, or in presenter mode (sidebar closed) a popover."""
-    return st.popover("Controls", icon=":material/tune:") if presenting() else st.sidebar
-
-
 class Slides:
-    """A view's numbered sections. In presenter mode one section is shown at a time, the slide in the URL;
-    Next and Previous answer to → and ← on a keyboard and to PageDown and PageUp from a presentation clicker."""
+    """A view's title, introduction and numbered sections.
 
-    def __init__(self, titles: tuple[str, ...]):
+    In presenter mode one section is shown at a time (the slide is in the URL), under a bar with Previous and
+    Next (→ and ← on a keyboard, PageDown and PageUp from a presentation clicker), the step counter and the
+    view's controls in a popover (the sidebar is closed); the introduction shows on the first slide only.
+    ``controls`` is where the view draws its controls: that popover, or the sidebar.
+    """
+
+    def __init__(self, titles: tuple[str, ...], title: str, intro: str):
         self.titles = titles
         last = len(titles)
         slide = st.session_state.get("slide")
         url_state.keep_in("slide", range(1, last + 1), min(slide, last) if type(slide) is int and slide > 0 else 1)
         self.current = st.session_state["slide"]
+        st.title(title)
         if presenting():
-            self._navigation()
+            if self.current == 1:
+                st.markdown(intro)
+            self.controls = self._navigation()
+        else:
+            st.markdown(intro)
+            self.controls = st.sidebar
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
@@ -150,7 +158,8 @@ class Slides:
         st.header(f"{number} · {title or self.titles[number - 1]}")
         return True
 
-    def _navigation(self) -> None:
+    def _navigation(self) -> DeltaGenerator:
+        """The presenter's bar; returns the controls' popover."""
         last = len(self.titles)
         with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
             st.button(
@@ -172,10 +181,12 @@ class Slides:
                 disabled=self.current == last,
                 type="primary",
             )
-            st.markdown(f"**Step {self.current} of {last}** · {self.titles[self.current - 1]}")
+            st.markdown(f"**Step {self.current} of {last}** · {self.titles[self.current - 1]}", width="content")
+            controls = st.popover("Controls", icon=":material/tune:")
         with st.container(key="clicker_keys"):  # a presentation clicker's keys; visually hidden
             st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
             st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_move_slide, args=(1, last))
+        return controls
 
 
 def _move_slide(delta: int, last: int) -> None:

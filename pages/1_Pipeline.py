@@ -48,13 +48,15 @@ SLIDES = (
 )
 
 page.setup(page.VIEWS[0], PARAMS)
-st.title("Pipeline: from words to context vectors")
-st.markdown(
-    "Self-attention turns each token's embedding into a **context vector** that mixes in the tokens "
-    "it finds relevant. Each token plays three roles: a **query** (what am I looking for?), "
-    "a **key** (what do I offer?) and a **value** (what do I pass on?). Follow the numbers below."
+slides = page.Slides(
+    SLIDES,
+    "Pipeline: from words to context vectors",
+    (
+        "Self-attention turns each token's embedding into a **context vector** that mixes in the tokens "
+        "it finds relevant. Each token plays three roles: a **query** (what am I looking for?), "
+        "a **key** (what do I offer?) and a **value** (what do I pass on?). Follow the numbers below."
+    ),
 )
-slides = page.Slides(SLIDES)
 
 
 def fixed_size(label: str, value: int | None, why: str) -> None:
@@ -62,7 +64,7 @@ def fixed_size(label: str, value: int | None, why: str) -> None:
     st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
 
 
-with page.controls():
+with slides.controls:
     real = st.radio("Weights", list(WEIGHTS), format_func=WEIGHTS.get, key="weights") == "minilm"
     if real:
         left, right = st.columns(2)

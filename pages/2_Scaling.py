@@ -46,14 +46,16 @@ SLIDES = (
 )
 
 page.setup(page.VIEWS[1], PARAMS)
-st.title("Scaling: why divide by √d_k?")
-st.markdown(
-    "Attention computes softmax(Q Kᵀ / √d_k). Softmax is sensitive to the *size* of its inputs: "
-    "multiply them by a large number and it picks one key; by a small one and it spreads evenly. "
-    "This view shows why the scores grow with the head size d_k, and what dividing by √d_k fixes."
+slides = page.Slides(
+    SLIDES,
+    "Scaling: why divide by √d_k?",
+    (
+        "Attention computes softmax(Q Kᵀ / √d_k). Softmax is sensitive to the *size* of its inputs: "
+        "multiply them by a large number and it picks one key; by a small one and it spreads evenly. "
+        "This view shows why the scores grow with the head size d_k, and what dividing by √d_k fixes."
+    ),
 )
-slides = page.Slides(SLIDES)
-controls = page.controls()
+controls = slides.controls
 
 with controls:
     st.text_area("Sentence", key="text", help="Used in section 4. Words, punctuation and emoji each become a token.")

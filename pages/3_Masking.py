@@ -43,14 +43,16 @@ SLIDES = (
 )
 
 page.setup(page.VIEWS[2], PARAMS)
-st.title("Masking: what each query may see")
-st.markdown(
-    "A mask decides which keys each query may attend to. Masked scores are set to −∞ before softmax, "
-    "so their weights come out exactly 0. A **causal** (look-ahead) mask hides the future while a model "
-    "generates text; a **padding** mask hides the [PAD] tokens that fill up the shorter sentences of a batch."
+slides = page.Slides(
+    SLIDES,
+    "Masking: what each query may see",
+    (
+        "A mask decides which keys each query may attend to. Masked scores are set to −∞ before softmax, "
+        "so their weights come out exactly 0. A **causal** (look-ahead) mask hides the future while a model "
+        "generates text; a **padding** mask hides the [PAD] tokens that fill up the shorter sentences of a batch."
+    ),
 )
-slides = page.Slides(SLIDES)
-with page.controls():
+with slides.controls:
     st.text_area(
         f"Sentences, separated by {SENTENCE_SEPARATOR}",
         key="text",

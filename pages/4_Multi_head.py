@@ -49,14 +49,16 @@ SLIDES = (
 )
 
 page.setup(page.MULTI_HEAD, PARAMS)
-st.title("Multi-head attention: several heads, side by side")
-st.markdown(
-    "One attention head mixes the tokens in one way. A transformer runs **h heads in parallel**: each projects the "
-    "tokens to its own queries, keys and values of size C/h, attends on its own, and the h results are concatenated "
-    "and mixed by one more matrix, W_O. Each head can then track a different relation between the words."
+slides = page.Slides(
+    SLIDES,
+    "Multi-head attention: several heads, side by side",
+    (
+        "One attention head mixes the tokens in one way. A transformer runs **h heads in parallel**: each projects the "
+        "tokens to its own queries, keys and values of size C/h, attends on its own, and the h results are concatenated "
+        "and mixed by one more matrix, W_O. Each head can then track a different relation between the words."
+    ),
 )
-slides = page.Slides(SLIDES)
-with page.controls():
+with slides.controls:
     st.text_area("Sentence", key="text", help="Words, punctuation and emoji each become a token.")
     d_model = st.number_input("Model width C", 1, MAX_WIDTH, key="d_model")
     asked_heads = st.number_input("Heads h", 1, MAX_HEADS, key="heads", help="Must divide C: each head gets C/h features.")

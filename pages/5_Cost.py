@@ -37,16 +37,18 @@ SLIDES = (
 )
 
 page.setup(page.COST, PARAMS)
-st.title("Cost: time and memory against T")
-st.markdown(
-    "Attention compares every query with every key: for T tokens that is a T × T matrix of scores per head. "
-    "Its **time** grows like T² whatever you do; its **memory** need not. Below, three ways to compute the same "
-    "thing run live on this server: **naive** attention that materializes the T × T matrix, PyTorch's "
-    "**SDPA** (`scaled_dot_product_attention`, a fused kernel) and attn_core's **tiled** attention, which "
-    "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch)."
+slides = page.Slides(
+    SLIDES,
+    "Cost: time and memory against T",
+    (
+        "Attention compares every query with every key: for T tokens that is a T × T matrix of scores per head. "
+        "Its **time** grows like T² whatever you do; its **memory** need not. Below, three ways to compute the same "
+        "thing run live on this server: **naive** attention that materializes the T × T matrix, PyTorch's "
+        "**SDPA** (`scaled_dot_product_attention`, a fused kernel) and attn_core's **tiled** attention, which "
+        "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch)."
+    ),
 )
-slides = page.Slides(SLIDES)
-with page.controls():
+with slides.controls:
     device = st.selectbox("Device", available_devices(), key="device") if len(available_devices()) > 1 else "cpu"
     st.selectbox("Element type", list(DTYPES), key="dtype", help="bfloat16 on the CPU, float16 on CUDA.")
     batch = st.number_input("Batch B", 1, 16, 1, key="batch")

@@ -67,15 +67,17 @@ SLIDES = (
 )
 
 page.setup(page.REAL_MODEL, PARAMS)
-st.title("Real model: what a trained transformer attends to")
-st.markdown(
-    f"**{MODEL_NAME}** is a small BERT encoder, fine-tuned on over a billion sentence pairs to compare sentences: "
-    "6 layers of 12 heads, each token a vector of 384 numbers, each head working on 32 of them. "
-    "Every number below comes from its real weights, run through the same attention function as the other views "
-    "and checked against Hugging Face `transformers`."
+slides = page.Slides(
+    SLIDES,
+    "Real model: what a trained transformer attends to",
+    (
+        f"**{MODEL_NAME}** is a small BERT encoder, fine-tuned on over a billion sentence pairs to compare sentences: "
+        "6 layers of 12 heads, each token a vector of 384 numbers, each head working on 32 of them. "
+        "Every number below comes from its real weights, run through the same attention function as the other views "
+        "and checked against Hugging Face `transformers`."
+    ),
 )
-slides = page.Slides(SLIDES)
-with page.controls():
+with slides.controls:
     st.text_area("Sentence", key="text", help=f"Split into the model's word pieces; at most {MAX_TOKENS}.")
     hide = st.toggle("Hide [CLS] and [SEP] from the charts", key="hide")
 
