@@ -54,7 +54,8 @@ def _theme() -> alt.theme.ThemeConfig:
     """Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them."""
     return {
         "config": {
-            "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0},
+            # labelFlush off: Streamlit's theme shifts the first and last labels inwards, onto their neighbours.
+            "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0, "labelFlush": False},
             "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
             "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
             "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},

@@ -139,8 +139,11 @@ def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:
     a value that is no longer one of ``options`` (or not even of their type) becomes ``fallback``."""
     value = st.session_state.get(key)
     if not any(type(value) is type(option) and value == option for option in options):
-        st.session_state[key] = fallback
-    return st.session_state[key]
+        value = fallback
+    # Written back even when unchanged: the widget then sends the browser its label anew, so a label that changed
+    # with the text ("3: cats" -> "3: black") is shown at once, and is not sent back stale at the next change.
+    st.session_state[key] = value
+    return value
 
 
 def publish(params: Iterable[Param]) -> None:
