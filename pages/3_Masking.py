@@ -66,18 +66,26 @@ n_sentences, t = len(tokens), len(tokens[0])
 positions = [str(i + 1) for i in range(t)]
 names = [f"sentence {b + 1}" for b in range(n_sentences)]
 grid_labels = unique_labels(tokens[0])
+if st.session_state.pop("play_tick", False) and st.session_state["step"] < t:  # Play's next step, before the slider
+    st.session_state["step"] += 1
 step = url_state.keep_in("step", range(1, t + 1), min(st.session_state["step"], t))
+if st.session_state.get("playing") and step == t:  # played to the end
+    st.session_state["playing"] = False
 custom = current_mask(t) if kind == "custom" else None
 
 
+def start_playing() -> None:
+    """Play from the first step when switched on at the last one."""
+    if st.session_state["playing"] and st.session_state["step"] >= t:
+        st.session_state["step"] = 1
+
+
 @st.fragment(run_every=PLAY_SECONDS if st.session_state.get("playing") else None)
-def play() -> None:
-    """While "Play" is on, one generation step forward per tick, stopping at the last token."""
-    if st.session_state.get("playing") and st.session_state["step"] < t:
-        st.session_state["step"] += 1
-        st.rerun()
-    if st.session_state.get("playing") and st.session_state["step"] >= t:
-        st.session_state["playing"] = False
+def play_ticks() -> None:
+    """While Play is on, every PLAY_SECONDS: ask for the next generation step (drawn by a full rerun, which
+    moves the step before the slider is drawn). Drawn in a full run, it does nothing."""
+    if not st.session_state.get("full_run"):
+        st.session_state["play_tick"] = True
         st.rerun()
 
 
@@ -143,10 +151,17 @@ if slides.show(2):
     with st.container(horizontal=True, vertical_alignment="bottom"):
         if t > 1:
             st.slider("Generation step t", 1, t, key="step", help="Which tokens the t-th token may see.", width=420)
-            st.toggle("Play", key="playing", help=f"One step forward every {PLAY_SECONDS:g} s, up to the last token.")
+            st.toggle(
+                "Play",
+                key="playing",
+                on_change=start_playing,
+                help=f"One step forward every {PLAY_SECONDS:g} s, up to the last token.",
+            )
         else:
             st.caption("One position only: nothing to step through.")
-    play()
+    st.session_state["full_run"] = True
+    play_ticks()
+    st.session_state["full_run"] = False
     query = step - 1
     for b, tab in enumerate(st.tabs([f"Sentence {b + 1}" for b in range(n_sentences)])):
         with tab:

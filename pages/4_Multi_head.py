@@ -22,6 +22,7 @@ from attn_core import (
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_ui import page, url_state
 from attn_ui.charts import heatmap_grid
+from attn_ui.draw import draw
 from attn_ui.inputs import tokens_from_text
 from attn_ui.steps import feature_labels, heatmap_block, matrix_step, row, score_steps
 from attn_ui.url_state import Param
@@ -109,7 +110,8 @@ if slides.show(1):
     st.dataframe(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
-    grid = heatmap_grid(
+    draw(
+        heatmap_grid,
         steps.heads.weights.unsqueeze(0).numpy(),  # (1, h, T, T): one row of panels, wrapped
         tokens,
         tokens,
@@ -117,7 +119,6 @@ if slides.show(2):
         panel_cols=head_names,
         panel_row_title="model",
     )
-    st.altair_chart(grid, width="content")
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
     )

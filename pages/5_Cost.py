@@ -116,13 +116,14 @@ if slides.show(1):
         names = {m: f"{m} · slope {fits[m][0]:.2f}" if not math.isnan(fits[m][0]) else m for m in fits}
         with row():
             curves = {names[m]: ([p.T for p in rows], [p.median_ms for p in rows]) for m, rows in by_method.items()}
-            chart = series_lines(
-                curves, x_title="T", y_title="median ms", log_x=True, log_y=True, title="Time per call (log-log)"
+            options = {"x_title": "T", "log_x": True, "log_y": True}
+            chart_block(
+                LINE_WIDTH, LINE_HEIGHT, series_lines, curves, y_title="median ms", title="Time per call (log-log)", **options
             )
-            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
             curves = {m: ([p.T for p in rows], [p.peak_mib for p in rows]) for m, rows in by_method.items()}
-            chart = series_lines(curves, x_title="T", y_title="peak MiB", log_x=True, log_y=True, title="Peak memory (log-log)")
-            chart_block(chart, LINE_WIDTH, LINE_HEIGHT)
+            chart_block(
+                LINE_WIDTH, LINE_HEIGHT, series_lines, curves, y_title="peak MiB", title="Peak memory (log-log)", **options
+            )
         table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in measured.points])
         config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
         st.dataframe(table, hide_index=True, column_config=config)

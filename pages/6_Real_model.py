@@ -20,6 +20,7 @@ from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENT
 from attn_core.real_model import BARELY_MOVES, MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, heatmap_grid, labelled_lines, short_label
+from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import load_model
 from attn_ui.steps import bar_block, chart_block, heatmap_block, row
@@ -108,14 +109,14 @@ if slides.show(1):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view below shows all {len(shown)}.")
-    overview = heatmap_grid(
+    draw(
+        heatmap_grid,
         weights[:, :, grid][:, :, :, grid].numpy(),
         [tokens[i] for i in grid],
         [tokens[i] for i in grid],
         panel_rows=[str(i) for i in range(n_layers)],
         panel_cols=[str(i) for i in range(n_heads)],
     )
-    st.altair_chart(overview, width="content")
     st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
 
 if slides.show(2):
@@ -237,7 +238,10 @@ if slides.show(4):
             f"{short_label(contexts.sentences[i], SENTENCE_LABEL)} ↔ {short_label(contexts.sentences[j], SENTENCE_LABEL)}"
             for i, j in contexts.pairs
         ]
-        chart = labelled_lines(
+        chart_block(
+            MAX_WIDTH,
+            BAR_HEIGHT + 120,
+            labelled_lines,
             contexts.similarity.numpy(),
             pair_names,
             contexts.stages,
@@ -246,7 +250,6 @@ if slides.show(4):
             series_title="sentences",
             title=f"“{contexts.word}” in two sentences: how alike its vectors are",
         )
-        chart_block(chart, MAX_WIDTH, BAR_HEIGHT + 120)
         st.caption(escape_markdown(embedding_caption(contexts.word, contexts.similarity[:, 1])))
 
 page.publish(PARAMS)

@@ -6,95 +6,20 @@ skipped locally; CI sets REQUIRE_BROWSER=1 so that a missing browser fails inste
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
 from attn_ui.page import VIEWS
-from tests.conftest import ROOT
+from tests.browser_support import EXCEPTION, IDLE, browser, exception_texts, rerun, server, skip_without_browser, visit
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-
-if not CHROMIUM.exists():
-    if os.environ.get("REQUIRE_BROWSER") == "1":
-        raise RuntimeError(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing: apt-get install -y chromium")
-    pytest.skip(f"no browser at {CHROMIUM}", allow_module_level=True)
-
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "streamlit_app.py",
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-    ]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def visit(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(url)
-    # Before its first run the app is also "notRunning": wait for the title the run draws, then for the run's end.
-    page.wait_for_selector("h1", timeout=90_000)
-    page.wait_for_selector(IDLE, timeout=90_000)
-    return page
+skip_without_browser()
+PlaywrightError = pytest.importorskip("playwright.sync_api").Error
+__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+NEW_SENTENCE = "my friend reads an old book"
 
 
 def test_home_page_links_to_every_view(server, browser):
     page = visit(browser, server)
-    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator(EXCEPTION).count() == 0
     for view in VIEWS:  # links can be drawn a moment after the run ends on a cold server: wait for each
         page.wait_for_selector(f"a[href$='{view.url_path}']", state="attached", timeout=30_000)
 
@@ -102,13 +27,13 @@ def test_home_page_links_to_every_view(server, browser):
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.label)
 def test_each_view_renders_without_exception(server, browser, view):
     page = visit(browser, f"{server}/{view.url_path}")
-    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator(EXCEPTION).count() == 0
     assert page.locator("h1").count() >= 1
 
 
 def test_shared_pipeline_link_shows_the_example(server, browser):
     page = visit(browser, f"{server}/Pipeline?preset=playing-outside&query=0")
-    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator(EXCEPTION).count() == 0
     page.get_by_text("0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]").wait_for(timeout=30_000)
     cells = page.locator("[data-testid='stVegaLiteChart'] g.mark-rect path")
     cells.first.wait_for(timeout=30_000)
@@ -124,4 +49,84 @@ def test_changing_a_control_updates_the_url(server, browser):
     page.locator("label").filter(has_text="Divide scores by √d_k").click()
     page.wait_for_selector(IDLE, timeout=60_000)
     page.wait_for_function("() => window.location.search.includes('scale=off')", timeout=10_000)
-    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator(EXCEPTION).count() == 0
+
+
+def _step_up(page, label: str) -> None:
+    page.locator("[data-testid='stNumberInput']").filter(has_text=label).get_by_role("button", name="Increment").click()
+
+
+def _choose(page, label: str, option: str) -> None:
+    # 1.67's selectbox is a combobox; a click does not always open its list, the keyboard does
+    page.get_by_role("combobox", name=label, exact=True).press("ArrowDown")
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _click_label(page, text: str) -> None:
+    page.locator("[data-testid='stSidebar'] label").filter(has_text=text).click()
+
+
+PIPELINE_STEPS = (
+    ("Model width C +1", lambda page: _step_up(page, "Model width C")),
+    ("Head size d_k +1", lambda page: _step_up(page, "Head size d_k")),
+    ("Seed +1", lambda page: _step_up(page, "Seed")),
+    ("toggle Divide scores by √d_k", lambda page: _click_label(page, "Divide scores by √d_k")),
+    ("toggle Add position encodings", lambda page: _click_label(page, "Add position encodings")),
+    ("Query token → 1: friend", lambda page: _choose(page, "Query token", "1: friend")),
+    ("Example → The cat sat on the mat", lambda page: _choose(page, "Example", "The cat sat on the mat")),
+    ("Example → Your sentence", lambda page: _choose(page, "Example", "Your sentence")),
+    ("Weights → all-MiniLM-L6-v2", lambda page: _click_label(page, "all-MiniLM-L6-v2, one trained head")),
+)
+
+
+def _run_step(page, name: str, action) -> str | None:
+    """Do one step and wait for its rerun; what went wrong, if anything, as one line."""
+    try:
+        with rerun(page, timeout_s=30):
+            action(page)
+    except PlaywrightError as error:  # e.g. the control is gone because the previous run failed
+        return f"{name}: could not act ({' / '.join(error.message.splitlines()[:4])})"
+    shown = exception_texts(page)
+    return f"{name}: {shown[0].splitlines()[0]}" if shown else None
+
+
+def test_pipeline_survives_text_then_every_control(server, browser):
+    """A typed sentence followed by any other control must never end in a traceback: widgets whose options
+    depend on the tokens (the query selectbox) must not choke on a stale value the browser sends back.
+    Every step is tried, so the message lists each one that failed, in order."""
+    page = visit(browser, f"{server}/Pipeline")
+    page.set_default_timeout(10_000)
+    sentence = page.locator("[data-testid='stSidebar'] [data-testid='stTextArea']").filter(has_text="Sentence")
+    sentence.locator("textarea").fill(NEW_SENTENCE)
+    with rerun(page):
+        page.keyboard.press("Control+Enter")  # what commits an st.text_area (as does clicking elsewhere)
+    page.wait_for_function("() => window.location.search.includes('friend')")  # the URL follows just after the run
+    assert not exception_texts(page), f"after typing a sentence: {exception_texts(page)}"
+    problems = [problem for name, action in PIPELINE_STEPS if (problem := _run_step(page, name, action))]
+    assert not problems, "after typing a sentence, then:\n" + "\n".join(problems)
+
+
+def test_masking_play_steps_to_the_last_token(server, browser):
+    """Play moves the generation step forward on a timer (a fragment asks for full reruns) and stops at the end."""
+    page = visit(browser, f"{server}/Masking?text=a+b+c+d")
+    page.locator("label").filter(has_text="Play").click()
+    page.wait_for_function("() => window.location.search.includes('step=4')", timeout=30_000)
+    page.wait_for_selector(IDLE, timeout=30_000)
+    assert not exception_texts(page)
+    page.wait_for_timeout(2_000)  # stopped at the last token: no further step, no error
+    assert "step=4" in page.url and not exception_texts(page)
+
+
+def test_query_label_follows_the_text(server, browser):
+    """A new sentence renames the selected query token at once ("3: cats" becomes "3: black"), and the next
+    change keeps that token rather than receiving a stale label back."""
+    page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats&query=3")
+    picker = page.get_by_role("combobox", name="Query token")
+    assert picker.input_value() == "3: cats"
+    with rerun(page):
+        page.locator("textarea").first.fill("red green blue black white")
+        page.keyboard.press("Control+Enter")
+    assert picker.input_value() == "3: black"
+    with rerun(page):
+        page.locator("label").filter(has_text="Divide scores by").click()
+    assert picker.input_value() == "3: black" and not exception_texts(page)

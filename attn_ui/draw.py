@@ -1,0 +1,31 @@
+"""Drawing a chart of ``attn_ui.charts`` fast: its Vega-Lite spec is built once per distinct input and reused.
+
+Building an Altair chart and validating its spec against the Vega-Lite JSON schema took about 100 ms a chart,
+most of a rerun of a view with a dozen heatmaps. A rerun caused by an unrelated control now finds the specs of
+unchanged charts in the cache. The schema check moved to the tests (tests/test_charts.py validates every
+builder's output), where it costs nothing at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from attn_ui import charts
+
+SPECS_KEPT = 64  # chart specs cached per server process: about 15 kB a heatmap, 1.4 MB the real model's 72-head grid
+
+
+@st.cache_data(max_entries=SPECS_KEPT, show_spinner=False)
+def chart_spec(builder: str, *args: Any, **options: Any) -> dict:
+    """The Vega-Lite spec of ``charts.<builder>(*args, **options)`` (an Altair chart, or a spec written as a dict),
+    with the app's theme and its data inline."""
+    chart = getattr(charts, builder)(*args, **options)
+    return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+
+
+def draw(builder: Callable, *args: Any, width: int | str = "content", height: int | str = "content", **options: Any) -> None:
+    """Draw ``builder(*args, **options)`` (a function of ``attn_ui.charts``) at the given width and height."""
+    st.vega_lite_chart(spec=chart_spec(builder.__name__, *args, **options), width=width, height=height)

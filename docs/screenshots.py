@@ -1,0 +1,53 @@
+"""The README's screenshots, taken from a fresh server in headless Chromium: `make screenshots`.
+
+Also runs as `python -m docs.screenshots` or `python docs/screenshots.py` from the repository root. It starts
+its own app server in the background (stopped by its PID when done) and writes PNGs to docs/images/.
+Needs Chromium at /usr/bin/chromium and the dev requirements (playwright).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
+    sys.path.insert(0, str(ROOT))
+
+from tests.browser_support import SENTENCE, chromium, exception_texts, running_app, settle_layout, visit  # noqa: E402
+
+IMAGES = ROOT / "docs" / "images"
+WITH_SENTENCE = urlencode({"text": SENTENCE})
+SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to (None: the top)
+    ("presenter-pipeline.png", "/Pipeline?present=on&slide=3", (1280, 720), "light", None),
+    ("dark-multi-head.png", f"/Multi_head?{WITH_SENTENCE}", (1440, 900), "dark", "2 · Every head's attention"),
+    ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}", (1920, 1080), "light", "3 · Scores, scaling and softmax"),
+)
+
+
+def take(browser, url: str, path: Path, viewport: tuple[int, int], scheme: str, heading: str | None) -> None:
+    """One screenshot of the window as a viewer sees it; refuses to save a page that shows a traceback."""
+    page = visit(browser, url, viewport=viewport, color_scheme=scheme)
+    try:
+        settle_layout(page)
+        if heading:
+            page.get_by_role("heading", name=heading).evaluate("element => element.scrollIntoView()")
+            settle_layout(page)
+        if exception_texts(page):
+            raise SystemExit(f"{url} shows an exception, no screenshot taken: {exception_texts(page)}")
+        page.screenshot(path=str(path))
+    finally:
+        page.close()
+
+
+def main() -> None:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    with running_app() as base, chromium() as browser:
+        for name, address, viewport, scheme, heading in SHOTS:
+            take(browser, base + address, IMAGES / name, viewport, scheme, heading)
+            print(f"wrote {(IMAGES / name).relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""Real-browser helpers shared by the browser tests and docs/screenshots.py: a fresh app server, Chromium, page waits.
+
+Test modules call ``skip_without_browser()`` first, then import the ``server`` and ``browser`` fixtures from here.
+Waits follow the app's WebSocket: a run is over when its ``script_finished`` message has arrived and the page
+says "notRunning" (a fast rerun may never show "running" in the page, so the page alone cannot tell).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+EXCEPTION = "[data-testid='stException']"
+SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"  # 16 distinct words
+RUN_TIMEOUT_S = 90  # the first run of a view on a fresh server imports torch (and may load the real model)
+SERVER_START_S = 60
+_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> [number of finished script runs]
+
+
+def skip_without_browser() -> None:
+    """Skip the calling test module when Chromium or playwright is missing; with REQUIRE_BROWSER=1 (CI), fail instead."""
+    if not CHROMIUM.exists():
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            raise RuntimeError(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing: apt-get install -y chromium")
+        pytest.skip(f"no browser at {CHROMIUM}", allow_module_level=True)
+    pytest.importorskip("playwright.sync_api")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_until_healthy(base: str, process: subprocess.Popen, poll_s: float = 0.5) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while True:
+        try:
+            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"the app server exited with code {process.returncode}") from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(poll_s)
+
+
+@dataclass(frozen=True)
+class AppServer:
+    base: str  # e.g. http://127.0.0.1:PORT
+    pid: int
+
+
+@contextmanager
+def running_app() -> Iterator[str]:
+    """A fresh server for streamlit_app.py on a free port, in the background; yields its base URL, then stops it by PID."""
+    with app_server() as started:
+        yield started.base
+
+
+@contextmanager
+def app_server(poll_s: float = 0.5) -> Iterator[AppServer]:
+    """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
+    its health is asked for while it starts."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "streamlit_app.py",
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--server.fileWatcherType=none",  # edits to the sources while tests run must not rerun the pages
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_healthy(base, process, poll_s)
+        yield AppServer(base, process.pid)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=20)
+
+
+@contextmanager
+def chromium() -> Iterator:
+    """Headless Chromium from /usr/bin (playwright's own browser download does not work here)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_app() as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as launched:
+        yield launched
+
+
+def _count_finished_runs(page, websocket) -> None:
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
+            _finished_runs[page][0] += 1
+
+    websocket.on("framereceived", on_frame)
+
+
+def finished_runs(page) -> int:
+    """How many script runs (full or fragment) the app has reported finished to this page."""
+    return _finished_runs[page][0]
+
+
+def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> None:
+    """Wait until the app has finished more than ``more_than`` runs for this page and the page is idle."""
+    deadline = time.monotonic() + timeout_s
+    while finished_runs(page) <= more_than:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no script run finished within {timeout_s} s (page {page.url})")
+        page.wait_for_timeout(50)  # lets playwright deliver WebSocket events
+    page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
+
+
+@contextmanager
+def rerun(page, timeout_s: float = RUN_TIMEOUT_S) -> Iterator[None]:
+    """Around an action that reruns the app: on leaving the block, wait for that rerun to finish."""
+    before = finished_runs(page)
+    yield
+    wait_for_runs(page, before, timeout_s)
+
+
+def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_scheme: str = "light", init_script: str = ""):
+    """A new page at ``url`` with the given window size and colour-scheme preference, after the app's first run
+    (``init_script``: JavaScript run in the page before the app's own)."""
+    width, height = viewport
+    page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+    if init_script:
+        page.add_init_script(init_script)
+    _finished_runs[page] = [0]
+    page.on("websocket", lambda websocket: _count_finished_runs(page, websocket))
+    page.goto(url)
+    wait_for_runs(page, 0)
+    return page
+
+
+def settle_layout(page, timeout_s: float = 20, quiet_checks: int = 5) -> None:
+    """Wait until the page's elements and charts stop changing: every chart on display drawn, and the number of elements and
+    every chart's box the same over ``quiet_checks`` checks 100 ms apart. The browser keeps adding elements for a
+    moment after the app's run has finished, and Vega redraws width-filling charts asynchronously after a resize."""
+    layout = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+        const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
+            .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
+        if (charts.some(chart => !chart.querySelector('svg, canvas'))) return done(null);
+        const elements = document.querySelectorAll("[data-testid='stElementContainer']").length;
+        done(JSON.stringify([elements, charts.map(chart => chart.firstElementChild.getBoundingClientRect())]));
+    })))"""
+    deadline = time.monotonic() + timeout_s
+    previous, quiet = None, 0
+    while quiet < quiet_checks:
+        current = page.evaluate(layout)
+        quiet = quiet + 1 if current is not None and current == previous else 0
+        if time.monotonic() > deadline:
+            raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
+        previous = current
+        page.wait_for_timeout(100)
+
+
+def exception_texts(page) -> list[str]:
+    """The text of every exception box the app shows (empty when none)."""
+    return [text[:600] for text in page.locator(EXCEPTION).all_inner_texts()]

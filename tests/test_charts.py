@@ -1,0 +1,95 @@
+"""Every chart builder of attn_ui.charts produces a valid Vega-Lite spec with the app's theme.
+
+At run time the specs are not validated (attn_ui.draw skips Altair's JSON-schema check, which was most of a
+rerun), so the check is here: each builder, in each of its variants, against the Vega-Lite schema."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pytest
+
+from attn_ui import charts
+from attn_ui.draw import chart_spec
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+RNG = np.random.default_rng(0)
+SCORES = RNG.normal(size=(6, 6))
+SCORES[2, 4] = -np.inf  # a masked score
+D_K = np.array([1.0, 2.0, 4.0, 8.0])
+
+CHARTS = {
+    "weights heatmap, highlighted row": lambda: charts.heatmap(np.full((6, 6), 1 / 6), TOKENS, TOKENS, highlight=2),
+    "signed heatmap with a masked cell": lambda: charts.heatmap(SCORES, TOKENS, TOKENS, kind="signed"),
+    "mask heatmap": lambda: charts.heatmap(np.tril(np.ones((6, 6))), TOKENS, TOKENS, kind="mask"),
+    "small heatmap with numbers": lambda: charts.heatmap(RNG.random((3, 3)), TOKENS[:3], TOKENS[:3]),
+    "feature heatmap (W)": lambda: charts.heatmap(RNG.normal(size=(64, 8)), list(map(str, range(64))), list(map(str, range(8)))),
+    "bars": lambda: charts.bars(np.full(6, 1 / 6), TOKENS, value_title="weight", title="weights"),
+    "lines with theory and marker": lambda: charts.lines(
+        D_K, {"measured": D_K}, theory={"measured": D_K}, x_title="d_k", y_title="variance", log_x=True, log_y=True, marker=4
+    ),
+    "lines": lambda: charts.lines(D_K, {"a": D_K, "b": D_K / 2}, x_title="d_k", y_title="value"),
+    "head grid, wrapped": lambda: charts.heatmap_grid(
+        RNG.random((1, 5, 6, 6)), TOKENS, TOKENS, panel_rows=["model"], panel_cols=[f"head {i}" for i in range(5)]
+    ),
+    "layer by head grid": lambda: charts.heatmap_grid(
+        RNG.random((2, 3, 6, 6)), TOKENS, TOKENS, panel_rows=["0", "1"], panel_cols=["0", "1", "2"]
+    ),
+    "labelled lines": lambda: charts.labelled_lines(
+        RNG.random((2, 4)),
+        ["a ↔ b", "a ↔ c"],
+        ["lookup", "embedding layer", "layer 0", "layer 1"],
+        value_title="cosine similarity",
+        point_title="stage",
+        series_title="sentences",
+    ),
+    "series lines": lambda: charts.series_lines(
+        {"naive": ([128, 256], [1.0, 4.0]), "tiled": ([128, 256, 512], [2.0, 5.0, 20.0])},
+        x_title="T",
+        y_title="median ms",
+        log_x=True,
+        log_y=True,
+    ),
+}
+
+
+def as_spec(chart) -> dict:
+    return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+
+
+def validate(spec: dict) -> None:
+    """Raise on anything the Vega-Lite schema (of the installed Altair) rejects."""
+    kind = alt.LayerChart if "layer" in spec else alt.FacetChart if "facet" in spec else alt.Chart
+    kind.from_dict(spec, validate=True)
+
+
+@pytest.mark.parametrize("name", CHARTS)
+def test_spec_is_valid_vega_lite_with_the_app_theme(name):
+    spec = as_spec(CHARTS[name]())
+    validate(spec)
+    assert spec["config"]["axis"]["labelFontSize"] == charts.FONT_SIZE
+    assert spec["config"]["axis"]["labelFlush"] is False
+
+
+def test_validation_catches_a_broken_spec():
+    spec = charts.heatmap(SCORES, TOKENS, TOKENS)
+    spec["layer"][0]["mark"]["type"] = "hexagon"
+    with pytest.raises(Exception, match="hexagon"):
+        validate(spec)
+
+
+def test_heatmap_data_names_masked_cells_and_keeps_the_values():
+    spec = charts.heatmap(SCORES, TOKENS, TOKENS, kind="signed")
+    cells = {(cell["row"], cell["col"]): cell for cell in spec["datasets"]["cells"]}
+    assert cells[2, 4]["masked"] and cells[2, 4]["text"] == "−∞" and np.isnan(cells[2, 4]["value"])
+    assert cells[0, 1]["value"] == SCORES[0, 1] and cells[0, 1]["query"] == "the" and cells[0, 1]["key"] == "cat"
+
+
+def test_chart_spec_is_built_once_per_input():
+    first = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
+    again = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
+    other = chart_spec("heatmap", SCORES + 1, TOKENS, TOKENS, kind="signed")
+    assert json.dumps(first) == json.dumps(again) and first is not again  # a copy from the cache, safe to change
+    assert json.dumps(other["datasets"]) != json.dumps(first["datasets"])
