@@ -336,32 +336,24 @@ def heatmap_grid(
     max_width: int = MAX_WIDTH,
     max_panel: int = 160,
     title: str = "",
-) -> alt.FacetChart:
+) -> dict:
     """Small heatmaps side by side, e.g. every head of every layer: ``values`` is
     (panel rows, panel columns, rows, columns) and panel (i, j) draws ``values[i, j]``.
 
     Every panel is always visible: a single row of panels wraps into as many rows as it needs (panels of at
     least WRAPPED_PANEL pixels); in a grid the panels shrink until a row of them fits ``max_width``.
-    Hovering a cell names its panel, tokens and value.
+    Hovering a cell names its panel, tokens and value. Written as a plain Vega-Lite spec, like ``heatmap``.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape[2:]
-    panel_i, panel_j, rows, cols = (index.ravel() for index in np.indices(values.shape, dtype=np.int32))
-    data = pd.DataFrame(
-        {
-            panel_row_title: [panel_rows[i] for i in panel_i],
-            panel_col_title: [panel_cols[j] for j in panel_j],
-            "panel_row": panel_i,
-            "panel_col": panel_j,
-            "row": rows,
-            "col": cols,
-            row_title: [row_labels[i] for i in rows],
-            col_title: [col_labels[j] for j in cols],
-            "value": values.ravel(),
-        }
-    )
+    cells = [  # numbers only: names are looked up by the transforms below (72 heads of 18 tokens: 23,000 cells)
+        {"panel_row": i, "panel_col": j, "row": r, "col": c, "value": float(values[i, j, r, c])}
+        for i, j, r, c in np.ndindex(values.shape)
+    ]
+    names = {panel_row_title: ("panel_row", panel_rows), panel_col_title: ("panel_col", panel_cols)}
+    names |= {row_title: ("row", row_labels), col_title: ("col", col_labels)}
     spacing = 4
     room = max_width - 3 * TITLE_SIZE
     if len(panel_rows) == 1:  # one row of panels (the heads of one layer): wrap it into as many rows as needed
@@ -370,33 +362,43 @@ def heatmap_grid(
     else:  # a grid (layers by heads): panels shrink so that a row of them fits
         panel, columns = min(max_panel, room / len(panel_cols) - spacing), None
     cell = max(1.0, panel / max(n_rows, n_cols, 1))
-    chart = (
-        alt.Chart(data)
-        .mark_rect()
-        .encode(
-            x=alt.X("col:O", axis=None),
-            y=alt.Y("row:O", axis=None),
-            color=_colour(kind, _colour_bound(kind, values)),
-            tooltip=[panel_row_title, panel_col_title, row_title, col_title, alt.Tooltip("value:Q", format=".4f")],
-        )
-        .properties(width=alt.Step(cell), height=alt.Step(cell))
-    )
-    column_facet = {"title": panel_col_title, "header": _panel_header(panel_cols)}
+    tooltip = [{"field": name, "type": "nominal"} for name in names]
+    panel_spec = {
+        "width": {"step": cell},
+        "height": {"step": cell},
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "axis": None},
+            "y": {"field": "row", "type": "ordinal", "axis": None},
+            "color": _colour(kind, _colour_bound(kind, values)).to_dict(validate=False),
+            "tooltip": [*tooltip, {"field": "value", "type": "quantitative", "format": ".4f"}],
+        },
+    }
+    column = {"field": "panel_col", "type": "ordinal", "title": panel_col_title, "header": _panel_header(panel_cols)}
     if columns is not None:
-        faceted = chart.facet(facet=alt.Facet("panel_col:O", **column_facet), columns=columns, spacing=spacing, title=title)
+        facet = {"facet": column, "columns": columns}
     else:
-        faceted = chart.facet(
-            row=alt.Row("panel_row:O", title=panel_row_title, header=_panel_header(panel_rows)),
-            column=alt.Column("panel_col:O", **column_facet),
-            spacing=spacing,
-            title=title,
-        )
-    return faceted.properties(description=f"heatmap grid: {title}")
+        row = {"field": "panel_row", "type": "ordinal", "title": panel_row_title, "header": _panel_header(panel_rows)}
+        facet = {"facet": {"row": row, "column": column}}
+    return {
+        "$schema": alt.SCHEMA_URL,
+        "config": _theme()["config"],
+        "description": f"heatmap grid: {title}",
+        "title": title,
+        "datasets": {"cells": cells},
+        "data": {"name": "cells"},
+        "transform": [
+            {"calculate": f"{json.dumps(labels)}[datum.{field}]", "as": name} for name, (field, labels) in names.items()
+        ],
+        **facet,
+        "spacing": spacing,
+        "spec": panel_spec,
+    }
 
 
-def _panel_header(labels: list[str]) -> alt.Header:
+def _panel_header(labels: list[str]) -> dict:
     """A facet header that shows ``labels`` for the panels' integer positions."""
-    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]")
+    return {"labelExpr": f"{json.dumps(labels)}[datum.value]"}
 
 
 def labelled_lines(

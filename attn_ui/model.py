@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
-from attn_core.real_model import MODEL_NAME
+from attn_core import (
+    Coreference,
+    MiniLM,
+    ModelIntegrityError,
+    ModelUnavailableError,
+    WordAcrossContexts,
+    coreference,
+    word_across_contexts,
+)
+from attn_core.real_model import MODEL_NAME, RealRun
 
 
 @st.cache_resource(show_spinner=f"Loading {MODEL_NAME}…")
@@ -32,3 +40,25 @@ def load_model() -> MiniLM | None:
         _load.clear()
         st.rerun()
     return None
+
+
+RUNS_KEPT = 32  # forward passes kept per server process (about 1 MB each for a sentence of 20 word pieces)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def forward(_model: MiniLM, texts: tuple[str, ...], limit: int) -> RealRun:
+    """The model's forward pass over ``texts`` cut to ``limit`` word pieces, run once per distinct input and shared
+    (read only): a rerun for another layer, head or token needs no new pass."""
+    return _model.run(_model.encode(list(texts), limit))
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_coreference(_model: MiniLM, texts: tuple[str, str], pronoun: str, candidates: tuple[str, str]) -> Coreference:
+    """``attn_core.coreference``, once per distinct input (a ValueError for bad words is raised, not kept)."""
+    return coreference(_model, list(texts), pronoun, list(candidates))
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_word_across_contexts(_model: MiniLM, sentences: tuple[str, ...], word: str) -> WordAcrossContexts:
+    """``attn_core.word_across_contexts``, once per distinct input."""
+    return word_across_contexts(_model, list(sentences), word)

@@ -17,13 +17,13 @@ from attn_ui.url_state import Param
 
 T_MIN = 128
 T_MAX_CHOICES = tuple(2**power for power in range(7, 21))  # 128 ... 1,048,576
-AUTO_T_MAX = 1024  # sweeps up to this length run by themselves; longer ones wait for the button
+DEFAULT_T_MAX = 1024  # a sweep of a few seconds on a laptop
 D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
 NUMBER_FORMATS = {"median ms": "%.2f", "noise (IQR %)": "%.1f", "GFLOP/s": "%.1f", "% of matmul": "%.0f", "peak MiB": "%.2f"}
 PARAMS = (
-    Param("T_max", AUTO_T_MAX, url_state.nearest(T_MAX_CHOICES)),
+    Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
     Param("heads", 8, url_state.integer(1, MAX_HEADS)),
     Param("d_head", 64, url_state.nearest(D_HEAD_CHOICES)),
     Param("causal", False, url_state.on_off, url_state.format_on_off),
@@ -95,22 +95,24 @@ if slides.show(1):
             "Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused)
         )
     measured: Measured | None = st.session_state.get("cost_sweep")
-    if run_pressed or ((measured is None or measured.settings != settings) and lengths[-1] <= AUTO_T_MAX):
-        measured = run_sweep(settings)
-        if measured is not None:
-            st.session_state["cost_sweep"] = measured
-    if measured is None or measured.settings != settings:
+    if run_pressed:  # only when asked: changing a control never starts a sweep
+        measured = run_sweep(settings) or measured
+        st.session_state["cost_sweep"] = measured
+    if measured is None:
         st.info(
-            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,}. "
+            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,} on this server. "
             f"It stops by itself after the {time_budget:g} s time budget."
         )
-    elif measured.stopped and measured.points:
-        st.warning(measured.stopped + " The points measured so far are shown.")
-    elif measured.stopped:
-        st.warning(measured.stopped)
-    elif not measured.points:
+    elif measured.settings != settings:
+        st.info(
+            "The results below were measured with other settings (their caption says which). "
+            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,} with these."
+        )
+    if measured is not None and measured.stopped:
+        st.warning(measured.stopped + (" The points measured so far are shown." if measured.points else ""))
+    elif measured is not None and not measured.points:
         st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
-    if measured is not None and measured.settings == settings and measured.points:
+    if measured is not None and measured.points:
         fits = slopes(measured.points)
         by_method = {method: [p for p in measured.points if p.method == method] for method in fits}
         names = {m: f"{m} · slope {fits[m][0]:.2f}" if not math.isnan(fits[m][0]) else m for m in fits}
@@ -141,8 +143,8 @@ if slides.show(1):
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True)
         st.caption(
-            f"{describe(settings)}. Slopes are least-squares fits of log(value) on log(T): 2 means ∝ T², 1 means ∝ T. "
-            f"FLOPs = 4·B·H·T²·d (two matmuls, Q Kᵀ and A V){', halved for causal' if settings.causal else ''}; "
+            f"{describe(measured.settings)}. Slopes are least-squares fits of log(value) on log(T): 2 means ∝ T², 1 means ∝ T. "
+            f"FLOPs = 4·B·H·T²·d (two matmuls, Q Kᵀ and A V){', halved for causal' if measured.settings.causal else ''}; "
             "% of matmul compares GFLOP/s with one 1024 × 1024 × 1024 matmul measured here once. Each point: one warm-up, "
             "then the methods run in turn for every repeat (interleaved); median shown, noise = interquartile range. "
             "Peak memory comes from a separate run: what the call allocates on top of q, k, v, read from the profiler's "

@@ -7,14 +7,12 @@ import streamlit as st
 
 from attn_core import (
     closest_heads,
-    coreference,
     entropy,
     head_entropy,
     head_similarity,
     last_word,
     previous_token_share,
     visible_positions,
-    word_across_contexts,
 )
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import BARELY_MOVES, MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
@@ -22,7 +20,7 @@ from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, heatmap_grid, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
-from attn_ui.model import load_model
+from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
 from attn_ui.steps import bar_block, chart_block, heatmap_block, row
 from attn_ui.url_state import Param
 
@@ -90,7 +88,7 @@ if model is None:
 n_layers, n_heads = model.config.n_layers, model.config.n_heads
 layer_names, head_names = [f"layer {i}" for i in range(n_layers)], [f"head {i}" for i in range(n_heads)]
 encoded = model_tokens(model, st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
-run = model.run(encoded)
+run = forward(model, tuple(encoded.texts), MAX_TOKENS)
 tokens = encoded.tokens[0]
 shown = visible_positions(tokens, hide)
 labels = [tokens[i] for i in shown]
@@ -173,7 +171,7 @@ if slides.show(3):
     try:
         if len(words) != 3 or not all(words):
             raise ValueError("Write three words separated by commas, e.g. “it, animal, street”.")
-        coref = coreference(model, [encoded.texts[0], st.session_state["text2"][:MAX_CHARS]], words[0], words[1:])
+        coref = cached_coreference(model, (encoded.texts[0], st.session_state["text2"][:MAX_CHARS]), words[0], tuple(words[1:]))
     except ValueError as problem:
         st.info(str(problem))
     else:
@@ -225,7 +223,7 @@ if slides.show(4):
     if len(sentences) > MAX_SENTENCES:
         st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
     try:
-        contexts = word_across_contexts(model, sentences[:MAX_SENTENCES], st.session_state["word"])
+        contexts = cached_word_across_contexts(model, tuple(sentences[:MAX_SENTENCES]), st.session_state["word"])
     except ValueError as problem:
         st.info(str(problem))
     else:

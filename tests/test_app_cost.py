@@ -38,8 +38,15 @@ def lengths_by_method(rows: list[dict]) -> dict[str, list[int]]:
     return found
 
 
+def swept_view(**query: str):
+    """The Cost view opened with ``query``, after pressing Run sweep (a sweep never starts by itself)."""
+    at = open_view(COST, **query)
+    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+    return at.button(key="run").click().run()
+
+
 def test_defaults_run_a_small_sweep_and_draw_it():
-    at = open_view(COST)
+    at = swept_view()
     assert_clean(at)
     lengths = [128, 256, 512, 1024]
     assert lengths_by_method(time_chart(at)) == {method: lengths for method in METHODS}
@@ -82,7 +89,7 @@ def test_extrapolation_and_walkthrough():
 
 
 def test_link_sets_the_controls_and_the_sweep():
-    at = open_view(COST, T_max="512", heads="2", d_head="16", causal="on", dtype="float32")
+    at = swept_view(T_max="512", heads="2", d_head="16", causal="on", dtype="float32")
     assert_clean(at)
     assert at.select_slider(key="T_max").value == 512
     assert at.number_input(key="heads").value == 2
@@ -95,14 +102,18 @@ def test_link_sets_the_controls_and_the_sweep():
     assert "H=2, d=16, causal on" in caption and "halved for causal" in caption
 
 
-def test_controls_are_written_to_the_url():
-    at = open_view(COST)
+def test_controls_are_written_to_the_url_and_never_start_a_sweep():
+    at = swept_view(T_max="256")
+    before = points_table(at)
     at.number_input(key="heads").set_value(4)
     at.toggle(key="causal").set_value(True)
-    at.select_slider(key="T_max").set_value(256).run()
+    at.select_slider(key="T_max").set_value(512).run()
     assert_clean(at)
-    assert at.query_params["heads"] == "4" and at.query_params["causal"] == "on" and at.query_params["T_max"] == "256"
-    assert lengths_by_method(time_chart(at)) == {method: [128, 256] for method in METHODS}
+    assert at.query_params["heads"] == "4" and at.query_params["causal"] == "on" and at.query_params["T_max"] == "512"
+    assert points_table(at).equals(before)  # the last sweep's results, untouched
+    assert any("measured with other settings" in message for message in texts(at, "info"))
+    at.button(key="run").click().run()
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256, 512] for method in METHODS}
 
 
 def test_huge_T_with_a_small_budget_is_refused_with_the_number():
@@ -112,7 +123,7 @@ def test_huge_T_with_a_small_budget_is_refused_with_the_number():
     warning = " ".join(texts(at, "warning"))
     assert "T=1,048,576 naive needs ≈ 64.0 TiB, over the 10.2 MiB budget; skipped" in warning
     assert "T=1,048,576 tiled needs ≈" in warning
-    assert any("Press **Run sweep**" in message for message in texts(at, "info"))  # long sweeps wait for the button
+    assert any("Press **Run sweep**" in message for message in texts(at, "info"))  # sweeps wait for the button
     assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
     at.button(key="run").click().run()
     assert_clean(at)
@@ -126,7 +137,8 @@ def test_huge_T_with_a_small_budget_is_refused_with_the_number():
 
 def test_time_budget_stops_the_sweep_and_keeps_what_it_has():
     at = open_view(COST)
-    at.number_input(key="time_budget").set_value(0.01).run()
+    at.number_input(key="time_budget").set_value(0.01)
+    at.button(key="run").click().run()
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
     assert "Stopped by the 0.01 s time budget before T=256" in warning and "measured so far are shown" in warning
@@ -141,13 +153,14 @@ def test_bad_link_values_warn_and_use_defaults():
     for problem in ("T_max = “banana”", "heads = “0”", "d_head = “\\-3”", "causal = “maybe”", "dtype = “int8”"):
         assert problem in warning
     assert at.select_slider(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
+    at.button(key="run").click().run()
     assert lengths_by_method(time_chart(at))["tiled"] == [128, 256, 512, 1024]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_dtype_unsupported_on_the_device_says_so(dtype):
     """float16 is never offered on the CPU; bfloat16 only where the CPU has fast bfloat16 kernels."""
-    at = open_view(COST, dtype=dtype, T_max="256")
+    at = swept_view(dtype=dtype, T_max="256")
     assert_clean(at)
     caption = " ".join(texts(at, "caption"))
     if dtype in supported_dtypes("cpu"):
@@ -163,7 +176,7 @@ def test_a_second_sweep_waits_for_the_first():
     lock = measure.sweep_lock()
     lock.acquire()
     threading.Timer(1.0, lock.release).start()  # the other session's sweep ends after a second
-    at = open_view(COST, T_max="256")
+    at = swept_view(T_max="256")
     assert_clean(at)
     assert any("Another sweep is running" in message for message in texts(at, "info"))
     assert any(caption.startswith("Waited ") for caption in texts(at, "caption"))
@@ -176,7 +189,7 @@ def test_waiting_too_long_gives_up_with_a_message(monkeypatch):
     lock = measure.sweep_lock()
     lock.acquire()
     try:
-        at = open_view(COST, T_max="256")
+        at = swept_view(T_max="256")
     finally:
         lock.release()
     assert_clean(at)
@@ -190,7 +203,7 @@ def test_running_out_of_memory_stops_with_a_message(monkeypatch):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr(measure, "sweep", sweep_that_runs_out)
-    at = open_view(COST, T_max="256")
+    at = swept_view(T_max="256")
     assert_clean(at)
     assert any("ran out of memory (CUDA out of memory. Tried to allocate 2.00 GiB)" in w for w in texts(at, "warning"))
     assert lengths_by_method(time_chart(at)) == {method: [128] for method in METHODS}
