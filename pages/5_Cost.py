@@ -30,6 +30,12 @@ PARAMS = (
     Param("dtype", "float32", url_state.choice(DTYPES)),
 )
 
+
+def slope_text(slope: float) -> str:
+    """A fitted slope, or why there is none (a method refused at every length but one has nothing to fit)."""
+    return "— (one length only)" if math.isnan(slope) else f"{slope:.2f}"
+
+
 SLIDES = (
     "Measured: time and memory against T",
     "One T × T matrix at long context",
@@ -135,8 +141,8 @@ if slides.show(1):
             rows = [
                 {
                     "method": m,
-                    "slope of time": fit[0],
-                    "slope of peak memory": fit[1],
+                    "slope of time": slope_text(fit[0]),
+                    "slope of peak memory": slope_text(fit[1]),
                     "fitted on T": f"{pts[0].T:,} … {pts[-1].T:,}",
                 }
                 for (m, fit), pts in zip(fits.items(), by_method.values(), strict=True)

@@ -138,7 +138,11 @@ if slides.show(2):
     with st.container(horizontal=True, gap="large"):
         entropies = head_entropy(run)  # (L, H)
         st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats", width="content")
-        st.metric(f"Entropy of “{tokens[token]}”'s row", f"{float(entropy(head_weights[token])):.2f} nats", width="content")
+        st.metric(
+            f"Entropy of “{escape_markdown(tokens[token])}”'s row",
+            f"{float(entropy(head_weights[token])):.2f} nats",
+            width="content",
+        )
     st.caption(
         f"Spreading evenly over all {len(tokens)} tokens would give {math.log(len(tokens)):.2f} nats; "
         "looking at one token only, 0. Across the model, head entropies run from "
@@ -173,7 +177,7 @@ if slides.show(3):
             raise ValueError("Write three words separated by commas, e.g. “it, animal, street”.")
         coref = cached_coreference(model, (encoded.texts[0], st.session_state["text2"][:MAX_CHARS]), words[0], tuple(words[1:]))
     except ValueError as problem:
-        st.info(str(problem))
+        st.info(escape_markdown(str(problem)))
     else:
         pronoun, (first, second) = coref.pronoun, coref.candidates
         attention = coref.attention.mean(dim=(1, 2))  # (2, 2): sentence, candidate; averaged over every head
@@ -225,7 +229,7 @@ if slides.show(4):
     try:
         contexts = cached_word_across_contexts(model, tuple(sentences[:MAX_SENTENCES]), st.session_state["word"])
     except ValueError as problem:
-        st.info(str(problem))
+        st.info(escape_markdown(str(problem)))
     else:
         for missing in contexts.missing:
             st.info(

@@ -275,7 +275,11 @@ def test_custom_mask_that_blocks_everything():
 def test_custom_mask_edit_blocks_one_row():
     at = open_view(MASKING, mask="custom", text="I am going to play", step="2")
     causal = mask_to_text(torch.ones(5, 5, dtype=torch.bool).tril())
-    at.session_state[editor_key(causal)] = {"edited_rows": {1: {"I": False, "am": False}}, "added_rows": [], "deleted_rows": []}
+    at.session_state[editor_key(causal, ["I", "am", "going", "to", "play"])] = {
+        "edited_rows": {1: {"I": False, "am": False}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     assert_clean(at)
     assert any("1 query row sees no key" in message for message in texts(at, "info"))
