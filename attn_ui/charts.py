@@ -218,16 +218,20 @@ def heatmap(
         outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
         layers.append(_layer(outline, position, f"datum.row == {int(highlight)}"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
+    return _spec(f"heatmap: {title}", title, cells, width={"step": cell_width}, height={"step": cell_height}, layer=layers)
+
+
+def _spec(description: str, title: str, cells: list[dict], **view) -> dict:
+    """A hand-written Vega-Lite spec: the app theme's config, a description and title, its cells as the named
+    dataset "cells", and the ``view`` (layers, facets...)."""
     return {
         "$schema": alt.SCHEMA_URL,
         "config": _theme()["config"],
-        "description": f"heatmap: {title}",
+        "description": description,
         "title": title,
         "datasets": {"cells": cells},
         "data": {"name": "cells"},
-        "width": {"step": cell_width},
-        "height": {"step": cell_height},
-        "layer": layers,
+        **view,
     }
 
 
@@ -380,20 +384,8 @@ def heatmap_grid(
     else:
         row = {"field": "panel_row", "type": "ordinal", "title": panel_row_title, "header": _panel_header(panel_rows)}
         facet = {"facet": {"row": row, "column": column}}
-    return {
-        "$schema": alt.SCHEMA_URL,
-        "config": _theme()["config"],
-        "description": f"heatmap grid: {title}",
-        "title": title,
-        "datasets": {"cells": cells},
-        "data": {"name": "cells"},
-        "transform": [
-            {"calculate": f"{json.dumps(labels)}[datum.{field}]", "as": name} for name, (field, labels) in names.items()
-        ],
-        **facet,
-        "spacing": spacing,
-        "spec": panel_spec,
-    }
+    transform = [{"calculate": f"{json.dumps(labels)}[datum.{field}]", "as": name} for name, (field, labels) in names.items()]
+    return _spec(f"heatmap grid: {title}", title, cells, transform=transform, **facet, spacing=spacing, spec=panel_spec)
 
 
 def _panel_header(labels: list[str]) -> dict:
