@@ -97,13 +97,17 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
     Each view opens with its own URL's values or its own defaults: values of the view seen before
     (whose widgets may share a key with this one's) are forgotten when the view changes.
     """
-    present = st.query_params.get("present", "off") in ("on", "true", "1", "yes")
+    present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
+    if type(present) is not bool:
+        present = st.query_params.get("present", "off") in ("on", "true", "1", "yes")
+    leaving = st.session_state.get("_presenting") and not present  # the sidebar comes back with the controls
     st.set_page_config(
         page_title=f"{view.label} · Attention Explorer",
         page_icon=view.icon,
         layout="wide",
-        initial_sidebar_state="collapsed" if present else "auto",
+        initial_sidebar_state="collapsed" if present else "expanded" if leaving else "auto",
     )
+    st.session_state["_presenting"] = present
     if st.session_state.get("_view") != view.path:
         for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
             del st.session_state[key]

@@ -130,3 +130,17 @@ def test_query_label_follows_the_text(server, browser):
     with rerun(page):
         page.locator("label").filter(has_text="Divide scores by").click()
     assert picker.input_value() == "3: black" and not exception_texts(page)
+
+
+def test_leaving_presenter_mode_brings_the_sidebar_back(server, browser):
+    """Presenter mode closes the sidebar; switching it off opens it again, with the view's controls."""
+    page = visit(browser, f"{server}/Pipeline", viewport=(1280, 720))
+    sidebar = page.locator("[data-testid='stSidebar']")
+    with rerun(page):
+        page.locator("label").filter(has_text="Presenter mode").click()
+    page.wait_for_function("() => document.querySelector(\"[data-testid='stSidebar']\").getBoundingClientRect().right <= 0")
+    page.locator("[data-testid='stExpandSidebarButton']").click()
+    with rerun(page):
+        page.locator("label").filter(has_text="Presenter mode").click()
+    page.wait_for_function("() => document.querySelector(\"[data-testid='stSidebar']\").getBoundingClientRect().left >= 0")
+    assert sidebar.bounding_box()["width"] > 200 and "present" not in page.url and not exception_texts(page)
