@@ -58,8 +58,16 @@ def _step_up(page, label: str) -> None:
 
 def _choose(page, label: str, option: str) -> None:
     # 1.67's selectbox is a combobox; a click does not always open its list, the keyboard does
-    page.get_by_role("combobox", name=label, exact=True).press("ArrowDown")
-    page.get_by_role("option", name=option, exact=True).click()
+    box = page.get_by_role("combobox", name=label, exact=True)
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for attempt in range(3):  # a key pressed while the page is still redrawing may be lost: try again
+        box.press("ArrowDown")
+        try:
+            wanted.wait_for(timeout=3_000 * (attempt + 1))
+            break
+        except PlaywrightError:
+            box.press("Escape")
+    wanted.click()
 
 
 def _click_label(page, text: str) -> None:
