@@ -20,13 +20,13 @@ from attn_core.examples import MASKING_SENTENCES
 from attn_ui import page, url_state
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
+from attn_ui.play import current_step, step_controls
 from attn_ui.steps import bar_block, matrix_step, numbers_table, row, unique_labels
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
-PLAY_SECONDS = 1.2  # between two generation steps when playing
 MASK_LABELS = {"causal": "Causal (look-ahead)", "padding": "Padding", "both": "Causal and padding", "custom": "Custom grid"}
 PARAMS = (
     Param("text", MASKING_SENTENCES, url_state.text),
@@ -66,28 +66,8 @@ n_sentences, t = len(tokens), len(tokens[0])
 positions = [str(i + 1) for i in range(t)]
 names = [f"sentence {b + 1}" for b in range(n_sentences)]
 grid_labels = unique_labels(tokens[0])
-if st.session_state.pop("play_tick", False) and st.session_state["step"] < t:  # Play's next step, before the slider
-    st.session_state["step"] += 1
-step = url_state.keep_in("step", range(1, t + 1), min(st.session_state["step"], t))
-if st.session_state.get("playing") and step == t:  # played to the end
-    st.session_state["playing"] = False
+step = current_step(t)
 custom = current_mask(t) if kind == "custom" else None
-
-
-def start_playing() -> None:
-    """Play from the first step when switched on at the last one."""
-    if st.session_state["playing"] and st.session_state["step"] >= t:
-        st.session_state["step"] = 1
-
-
-@st.fragment(run_every=PLAY_SECONDS if st.session_state.get("playing") else None)
-def play_ticks() -> None:
-    """While Play is on, every PLAY_SECONDS: ask for the next generation step (drawn by a full rerun, which
-    moves the step before the slider is drawn). Drawn in a full run, it does nothing."""
-    if not st.session_state.get("full_run"):
-        st.session_state["play_tick"] = True
-        st.rerun()
-
 
 if slides.show(1):
     if n_sentences == 1:
@@ -148,20 +128,7 @@ if slides.show(2):
         "A decoder writes one token at a time: at step t, token t may only look at what is already written. "
         "The highlighted row is the query at this step."
     )
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        if t > 1:
-            st.slider("Generation step t", 1, t, key="step", help="Which tokens the t-th token may see.", width=420)
-            st.toggle(
-                "Play",
-                key="playing",
-                on_change=start_playing,
-                help=f"One step forward every {PLAY_SECONDS:g} s, up to the last token.",
-            )
-        else:
-            st.caption("One position only: nothing to step through.")
-    st.session_state["full_run"] = True
-    play_ticks()
-    st.session_state["full_run"] = False
+    step_controls(t)
     query = step - 1
     for b, tab in enumerate(st.tabs([f"Sentence {b + 1}" for b in range(n_sentences)])):
         with tab:

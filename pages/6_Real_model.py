@@ -7,6 +7,7 @@ import streamlit as st
 
 from attn_core import (
     closest_heads,
+    embedding_stage_note,
     entropy,
     head_entropy,
     head_similarity,
@@ -27,7 +28,6 @@ from attn_ui.url_state import Param
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
-SAME = 0.9995  # cosine similarity shown as 1.000
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -40,22 +40,6 @@ PARAMS = (
     Param("word", CONTEXT_WORD, url_state.text),
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
 )
-
-
-def embedding_caption(word: str, at_embedding_layer) -> str:
-    """What the "embedding layer" stage shows, true of the numbers: the position added there separates the word's
-    vectors only where it stands at different positions (``at_embedding_layer``: the similarity of each pair)."""
-    same = [float(value) >= SAME for value in at_embedding_layer]
-    if all(same):
-        where = f"“{word}” stands at the same position in these sentences, so its vectors are still identical there"
-    elif not any(same):
-        where = f"“{word}” stands at different positions in these sentences, so its vectors already differ a little there"
-    else:
-        where = f"its vectors differ there only where “{word}” stands at different positions"
-    return (
-        "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the position: "
-        f"{where} (cosine 1.000 = identical). Each layer then mixes in the neighbours."
-    )
 
 
 SLIDES = (
@@ -252,6 +236,6 @@ if slides.show(4):
             series_title="sentences",
             title=f"“{contexts.word}” in two sentences: how alike its vectors are",
         )
-        st.caption(escape_markdown(embedding_caption(contexts.word, contexts.similarity[:, 1])))
+        st.caption(escape_markdown(embedding_stage_note(contexts)))
 
 page.publish(PARAMS)

@@ -49,6 +49,8 @@ def test_defaults(model):
     lines = next(rows for rows in chart_frames(at) if rows and "cosine similarity" in rows[0])
     assert len(lines) == 3 * 8
     assert all(r["cosine similarity"] == pytest.approx(1.0) for r in lines if r["stage"] == "lookup")
+    # "bank" stands at the same position in two of the sentences: the caption says where the vectors differ.
+    assert any("differ there only where “bank” stands at different positions" in text for text in texts(at, "caption"))
 
 
 def test_link_opens_a_head_and_token(model):

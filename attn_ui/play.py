@@ -1,0 +1,58 @@
+"""A generation step the user moves with a slider or plays forward on a timer (the Masking view).
+
+Streamlit forbids changing a widget's value after the widget is drawn, so Play does not move the step itself:
+a timed fragment asks for a full rerun, and ``current_step`` moves the step at the top of that run, before
+the slider is drawn.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attn_ui import url_state
+
+STEP, PLAYING, TICK, FULL_RUN = "step", "playing", "play_tick", "play_full_run"  # session-state keys
+PLAY_SECONDS = 1.2  # between two generation steps when playing
+
+
+def current_step(last: int) -> int:
+    """Call before the slider: the step (1 to ``last``), one further if Play asked for it; Play stops at ``last``."""
+    if st.session_state.pop(TICK, False) and st.session_state[STEP] < last:
+        st.session_state[STEP] += 1
+    step = url_state.keep_in(STEP, range(1, last + 1), min(st.session_state[STEP], last))
+    if st.session_state.get(PLAYING) and step == last:
+        st.session_state[PLAYING] = False
+    return step
+
+
+def _start_playing(last: int) -> None:
+    """Play from the first step when switched on at the last one."""
+    if st.session_state[PLAYING] and st.session_state[STEP] >= last:
+        st.session_state[STEP] = 1
+
+
+def step_controls(last: int) -> None:
+    """The step's slider and the Play switch, and while playing, the timer that moves the step."""
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        if last > 1:
+            st.slider("Generation step t", 1, last, key=STEP, help="Which tokens the t-th token may see.", width=420)
+            st.toggle(
+                "Play",
+                key=PLAYING,
+                on_change=_start_playing,
+                args=(last,),
+                help=f"One step forward every {PLAY_SECONDS:g} s, up to the last token.",
+            )
+        else:
+            st.caption("One position only: nothing to step through.")
+
+    @st.fragment(run_every=PLAY_SECONDS if st.session_state.get(PLAYING) else None)
+    def ticks() -> None:
+        """Every PLAY_SECONDS while playing: ask for the next step. Drawn in a full run, it does nothing."""
+        if not st.session_state.get(FULL_RUN):
+            st.session_state[TICK] = True
+            st.rerun()
+
+    st.session_state[FULL_RUN] = True
+    ticks()
+    st.session_state[FULL_RUN] = False
