@@ -134,29 +134,27 @@ if slides.show(2):
         with tab:
             sentence = tokens[b]
             with row():
-                matrix_step(
-                    "Scaled scores, masked",
-                    r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
-                    steps.scaled[b],
-                    sentence,
-                    sentence,
-                    shape=tuple(steps.scaled.shape),
-                    row_title="query",
-                    col_title="key",
-                    highlight=query,
-                )
-                matrix_step(
-                    "Attention weights",
-                    r"A = \operatorname{softmax}_{\text{keys}}(S')",
-                    steps.weights[b],
-                    sentence,
-                    sentence,
-                    shape=tuple(steps.weights.shape),
-                    kind="weights",
-                    row_title="query",
-                    col_title="key",
-                    highlight=query,
-                )
+                for title, formula, tensor, colours in (
+                    (
+                        "Scaled scores, masked",
+                        r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
+                        steps.scaled,
+                        "signed",
+                    ),
+                    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
+                ):
+                    matrix_step(
+                        title,
+                        formula,
+                        tensor[b],
+                        sentence,
+                        sentence,
+                        shape=tuple(tensor.shape),
+                        kind=colours,
+                        row_title="query",
+                        col_title="key",
+                        highlight=query,
+                    )
             visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
             seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
             st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
