@@ -88,32 +88,33 @@ def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = F
     )
 
 
-def _colour_bound(kind: str, values: np.ndarray) -> float:
-    """The largest |value| the colour scale spans."""
-    if kind != "signed":
-        return 1.0
-    finite = np.abs(values[np.isfinite(values)])
-    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+# The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
+# dataset "cells") rather than written into the spec: a spec that does not depend on the values lets the browser
+# update a chart's data in place when only the values change (a new seed), instead of compiling and drawing it anew.
+BOUND_PARAMS = [
+    {"name": "value_range", "expr": "extent(pluck(data('cells'), 'value'))"},
+    {"name": "bound", "expr": "max(abs(value_range[0]), abs(value_range[1])) || 1"},
+]
 
 
-def _colour(kind: str, bound: float) -> alt.Color:
+def _colour(kind: str) -> alt.Color:
     if kind == "mask":
         scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
         return alt.Color("category:N", scale=scale, title=None, legend=alt.Legend(orient="bottom"))
     if kind == "weights":
         scale = alt.Scale(scheme="viridis", domain=[0, 1])
     else:
-        scale = alt.Scale(scheme="blueorange", domain=[-bound, bound], domainMid=0)
+        scale = alt.Scale(scheme="blueorange", domain=alt.ExprRef("[-bound, bound]"), domainMid=0)
     return alt.Color("value:Q", scale=scale, title=None, legend=alt.Legend(orient="bottom", direction="horizontal"))
 
 
-def _dark_cell(kind: str, bound: float) -> str:
-    """A Vega expression true where a cell's colour is dark enough for white numbers."""
+def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
+    """Where a cell's colour is dark enough for white numbers."""
     if kind == "weights":
-        return "datum.value < 0.45"  # the dark (purple-blue) end of viridis
-    if kind == "mask":
-        return "datum.category == 'allowed'"
-    return f"abs(datum.value) > {0.6 * bound}"
+        return values < 0.45  # the dark (purple-blue) end of viridis
+    finite = np.abs(values[np.isfinite(values)])
+    bound = finite.max() if finite.size and finite.max() > 0 else 1.0
+    return np.abs(values) > 0.6 * bound
 
 
 def _is_index(labels: list[str]) -> bool:
@@ -178,6 +179,7 @@ def heatmap(
     masked = infinite | ((values == 0) if kind == "mask" else False)
     shown_values = np.where(infinite, np.nan, values)
     texts = np.where(infinite, "−∞", np.char.mod("%.2f", np.where(infinite, 0, values)))
+    dark = _dark_cells(kind, np.where(infinite, 0, values)) if kind != "mask" else ~masked
     cells = [
         {
             "row": i,
@@ -188,18 +190,18 @@ def heatmap(
             "masked": bool(masked[i, j]),
             "category": "blocked" if masked[i, j] else "allowed",
             "text": str(texts[i, j]),
+            "dark": bool(dark[i, j]),
         }
         for i in range(n_rows)
         for j in range(n_cols)
     ]
     cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
-    bound = _colour_bound(kind, values)
     position = {
         "x": {"field": "col", "type": "ordinal", "axis": _axis_dict(col_labels, col_title, cell_width)},
         "y": {"field": "row", "type": "ordinal", "axis": _axis_dict(row_labels, row_title, cell_height, horizontal=True)},
     }
     names = [{"field": row_title, "type": "nominal"}, {"field": col_title, "type": "nominal"}]
-    colour = _colour(kind, bound).to_dict(validate=False)
+    colour = _colour(kind).to_dict(validate=False)
     if kind == "mask":
         layers = [
             {"mark": {"type": "rect"}, "encoding": {**position, "color": colour, "tooltip": [*names, {"field": "category"}]}}
@@ -212,19 +214,21 @@ def heatmap(
             _layer({"type": "rect", "color": MASKED_COLOUR}, {**position, "tooltip": [*names, masked_tip]}, "datum.masked"),
         ]
     if kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
-        text_colour = {"condition": {"test": _dark_cell(kind, bound), "value": "white"}, "value": "black"}
+        text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
         layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
     if highlight is not None:
         outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
         layers.append(_layer(outline, position, f"datum.row == {int(highlight)}"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-    return _spec(f"heatmap: {title}", title, cells, width={"step": cell_width}, height={"step": cell_height}, layer=layers)
+    size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
+    return _spec(f"heatmap: {title}", title, cells, kind, **size, layer=layers)
 
 
-def _spec(description: str, title: str, cells: list[dict], **view) -> dict:
+def _spec(description: str, title: str, cells: list[dict], kind: str, **view) -> dict:
     """A hand-written Vega-Lite spec: the app theme's config, a description and title, its cells as the named
-    dataset "cells", and the ``view`` (layers, facets...)."""
+    dataset "cells", the colour scale's bound for a signed ``kind``, and the ``view`` (layers, facets...)."""
     return {
+        **({"params": BOUND_PARAMS} if kind == "signed" else {}),
         "$schema": alt.SCHEMA_URL,
         "config": _theme()["config"],
         "description": description,
@@ -374,7 +378,7 @@ def heatmap_grid(
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "axis": None},
             "y": {"field": "row", "type": "ordinal", "axis": None},
-            "color": _colour(kind, _colour_bound(kind, values)).to_dict(validate=False),
+            "color": _colour(kind).to_dict(validate=False),
             "tooltip": [*tooltip, {"field": "value", "type": "quantitative", "format": ".4f"}],
         },
     }
@@ -385,7 +389,7 @@ def heatmap_grid(
         row = {"field": "panel_row", "type": "ordinal", "title": panel_row_title, "header": _panel_header(panel_rows)}
         facet = {"facet": {"row": row, "column": column}}
     transform = [{"calculate": f"{json.dumps(labels)}[datum.{field}]", "as": name} for name, (field, labels) in names.items()]
-    return _spec(f"heatmap grid: {title}", title, cells, transform=transform, **facet, spacing=spacing, spec=panel_spec)
+    return _spec(f"heatmap grid: {title}", title, cells, kind, transform=transform, **facet, spacing=spacing, spec=panel_spec)
 
 
 def _panel_header(labels: list[str]) -> dict:

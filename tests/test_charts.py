@@ -93,3 +93,28 @@ def test_chart_spec_is_built_once_per_input():
     other = chart_spec("heatmap", SCORES + 1, TOKENS, TOKENS, kind="signed")
     assert json.dumps(first) == json.dumps(again) and first is not again  # a copy from the cache, safe to change
     assert json.dumps(other["datasets"]) != json.dumps(first["datasets"])
+
+
+def test_signed_heatmap_spec_depends_on_the_values_only_through_its_data():
+    """A new seed changes a chart's data only, so the browser updates it in place; Vega computes the colour scale's
+    bound from the data: the same matrix times 7 is drawn in the same colours, with its own legend."""
+    import re
+
+    import vl_convert
+
+    values = np.array([[0.5, -3.0], [1.0, 2.0]])
+    small, large = (charts.heatmap(v, ["a", "b"], ["a", "b"], kind="signed") for v in (values, 7 * values))
+    without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in (small, large)]
+    assert json.dumps(without_data[0]) == json.dumps(without_data[1])
+    small_svg, large_svg = (vl_convert.vegalite_to_svg(spec) for spec in (small, large))
+    fills = [re.findall(r'fill="(rgb\([^)]*\))"', svg) for svg in (small_svg, large_svg)]
+    assert len(set(fills[0])) >= 4 and fills[0] == fills[1]
+    assert ">−2<" in small_svg and ">−20<" in large_svg  # the legends follow the values
+
+
+def test_numbers_in_dark_cells_are_white():
+    spec = charts.heatmap(np.array([[0.1, 0.9], [-2.0, 0.0]]), ["a", "b"], ["a", "b"], kind="signed")
+    dark = {(cell["row"], cell["col"]): cell["dark"] for cell in spec["datasets"]["cells"]}
+    assert dark == {(0, 0): False, (0, 1): False, (1, 0): True, (1, 1): False}
+    text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
+    assert text_layer["encoding"]["color"]["condition"] == {"test": "datum.dark", "value": "white"}
