@@ -191,6 +191,7 @@ def heatmap(
             "category": "blocked" if masked[i, j] else "allowed",
             "text": str(texts[i, j]),
             "dark": bool(dark[i, j]),
+            "highlight": i == highlight,
         }
         for i in range(n_rows)
         for j in range(n_cols)
@@ -218,7 +219,7 @@ def heatmap(
         layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
     if highlight is not None:
         outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
-        layers.append(_layer(outline, position, f"datum.row == {int(highlight)}"))
+        layers.append(_layer(outline, position, "datum.highlight"))  # a field, so a new row changes only the data
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
     return _spec(f"heatmap: {title}", title, cells, kind, **size, layer=layers)

@@ -8,6 +8,7 @@ builder's output), where it costs nothing at run time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,17 @@ def chart_spec(builder: str, *args: Any, **options: Any) -> dict:
     """The Vega-Lite spec of ``charts.<builder>(*args, **options)`` (an Altair chart, or a spec written as a dict),
     with the app's theme and its data inline."""
     chart = getattr(charts, builder)(*args, **options)
-    return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    return chart if isinstance(chart, dict) else stable_dataset_names(chart.to_dict(validate=False))
+
+
+def stable_dataset_names(spec: dict) -> dict:
+    """The spec with its datasets named by position ("data_0", ...) instead of by a hash of their values, as Altair
+    names them: a spec whose text does not change with its values lets the browser update the chart's data in place
+    instead of drawing it anew."""
+    text = json.dumps(spec)
+    for position, name in enumerate(spec.get("datasets", {})):
+        text = text.replace(json.dumps(name), json.dumps(f"data_{position}"))
+    return json.loads(text)
 
 
 def draw(builder: Callable, *args: Any, width: int | str = "content", height: int | str = "content", **options: Any) -> None:

@@ -12,7 +12,7 @@ from streamlit.testing.v1.element_tree import Selectbox
 from attn_core import FIXED_SIZES, mask_to_text, masked_batch_attention, tokenize
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
 PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
@@ -219,10 +219,11 @@ def test_bad_mask_grid_link_is_reported():
 
 def test_masking_step_highlights_the_query_row():
     at = open_view(MASKING, step="3")
-    highlighted = [
-        layer
-        for chart in at.get("vega_lite_chart")
+    outlined = [
+        rows
+        for chart, rows in zip(at.get("vega_lite_chart"), chart_frames(at))
         for layer in json.loads(chart.proto.spec).get("layer", [])
-        if layer.get("mark", {}).get("stroke") and layer.get("transform") == [{"filter": "datum.row == 2"}]
+        if layer.get("mark", {}).get("stroke") and layer.get("transform") == [{"filter": "datum.highlight"}]
     ]
-    assert highlighted
+    assert outlined
+    assert all({cell["row"] for cell in rows if cell["highlight"]} == {2} for rows in outlined)

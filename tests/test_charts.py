@@ -118,3 +118,17 @@ def test_numbers_in_dark_cells_are_white():
     assert dark == {(0, 0): False, (0, 1): False, (1, 0): True, (1, 1): False}
     text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
     assert text_layer["encoding"]["color"]["condition"] == {"test": "datum.dark", "value": "white"}
+
+
+def test_altair_specs_name_their_datasets_by_position_not_by_their_values():
+    first, second = (
+        chart_spec("bars", values, TOKENS, value_title="weight", title="weights")
+        for values in (np.full(6, 1 / 6), np.linspace(0, 1, 6))
+    )
+    assert list(first["datasets"]) == ["data_0"] and first["data"] == {"name": "data_0"}
+    without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in (first, second)]
+    assert json.dumps(without_data[0]) == json.dumps(without_data[1])
+    validate(first)
+    lines = chart_spec("lines", D_K, {"measured": D_K}, x_title="d_k", y_title="variance", marker=4)
+    assert sorted(lines["datasets"]) == ["data_0", "data_1"]  # the marker's rule has its own
+    assert "data-" not in json.dumps(lines)
