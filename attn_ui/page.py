@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -128,6 +130,23 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
 def publish(params: tuple[Param, ...]) -> None:
     """Call last: the view's controls, and the presenter's mode and slide, written to the URL."""
     url_state.publish(params + PRESENTER)
+
+
+def live(params: tuple[Param, ...]) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """Decorator of a section drawn by a function: a change of a control inside it reruns only that section (a
+    Streamlit fragment: only its charts are sent again), and then writes the view's ``params`` to the URL as a full
+    run does. Its controls must be in the main area (a fragment cannot draw into the sidebar)."""
+
+    def wrap(draw: Callable[[], None]) -> Callable[[], None]:
+        @st.fragment
+        @functools.wraps(draw)
+        def section() -> None:
+            draw()
+            publish(params)
+
+        return section
+
+    return wrap
 
 
 class Slides:

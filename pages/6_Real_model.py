@@ -16,7 +16,7 @@ from attn_core import (
     visible_positions,
 )
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
-from attn_core.real_model import BARELY_MOVES, MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
+from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, heatmap_grid, labelled_lines, short_label
 from attn_ui.draw import draw
@@ -101,7 +101,9 @@ if slides.show(1):
     )
     st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
 
-if slides.show(2):
+
+@page.live(PARAMS)
+def head_view() -> None:
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
     url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
     with st.container(horizontal=True):
@@ -142,12 +144,16 @@ if slides.show(2):
             col_title="head",
             title=f"Similarity to layer {layer}, head {head} (cosine)",
         )
-    closest = closest_heads(similarity, layer, head)
-    st.markdown(
-        "Most similar heads: " + ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest) + "."
-    )
+    closest = ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest_heads(similarity, layer, head))
+    st.markdown(f"Most similar heads: {closest}.")
 
-if slides.show(3):
+
+if slides.show(2):
+    head_view()
+
+
+@page.live(PARAMS)
+def coreference() -> None:
     st.markdown(
         "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
         "and to the street in the other. Does any head do that? Here is what the model actually does."
@@ -163,17 +169,9 @@ if slides.show(3):
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:
-        pronoun, (first, second) = coref.pronoun, coref.candidates
-        attention = coref.attention.mean(dim=(1, 2))  # (2, 2): sentence, candidate; averaged over every head
-        moves = "barely moves" if abs(coref.average_change) < BARELY_MOVES else "moves"
-        pronoun, first, second = (escape_markdown(word) for word in (pronoun, first, second))
-        st.markdown(
-            f"Averaged over all {n_layers * n_heads} heads, “{pronoun}” gives {float(attention[0, 0]):.3f} of its attention "
-            f"to “{first}” and {float(attention[0, 1]):.3f} to “{second}” in sentence 1, and {float(attention[1, 0]):.3f} "
-            f"and {float(attention[1, 1]):.3f} in sentence 2: the preference for “{first}” over “{second}” **{moves}** "
-            f"({coref.average_change:+.3f}). "
-            + ("The average hides the few heads that do change; here they are." if moves == "barely moves" else "")
-        )
+        pronoun, first, second = (escape_markdown(word) for word in (coref.pronoun, *coref.candidates))
+        hidden = " The average hides the few heads that do change; here they are." if coref.barely_moves else ""
+        st.markdown(escape_markdown(coref.summary()) + hidden)
         rows = []
         for i, j in coref.top_heads(len(layer_names) * len(head_names)):
             (a1, b1), (a2, b2) = coref.attention[:, i, j].tolist()
@@ -198,7 +196,13 @@ if slides.show(3):
         with st.expander(f"All {len(rows)} heads"):
             st.dataframe(table.style.format(precision=3), hide_index=True)
 
-if slides.show(4):
+
+if slides.show(3):
+    coreference()
+
+
+@page.live(PARAMS)
+def word_in_contexts() -> None:
     st.markdown(
         "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
         "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
@@ -237,5 +241,9 @@ if slides.show(4):
             title=f"“{contexts.word}” in two sentences: how alike its vectors are",
         )
         st.caption(escape_markdown(embedding_stage_note(contexts)))
+
+
+if slides.show(4):
+    word_in_contexts()
 
 page.publish(PARAMS)

@@ -37,7 +37,7 @@ EXCEPTION = "[data-testid='stException']"
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"  # 16 distinct words
 RUN_TIMEOUT_S = 90  # the first run of a view on a fresh server imports torch (and may load the real model)
 SERVER_START_S = 60
-_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> [number of finished script runs]
+_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> the status of each finished run
 
 
 def skip_without_browser() -> None:
@@ -139,15 +139,21 @@ def browser():
 
 def _count_finished_runs(page, websocket) -> None:
     def on_frame(payload) -> None:
-        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
-            _finished_runs[page][0] += 1
+        message = ForwardMsg.FromString(payload) if isinstance(payload, bytes) else None
+        if message is not None and message.WhichOneof("type") == "script_finished":
+            _finished_runs[page].append(message.script_finished)
 
     websocket.on("framereceived", on_frame)
 
 
 def finished_runs(page) -> int:
     """How many script runs (full or fragment) the app has reported finished to this page."""
-    return _finished_runs[page][0]
+    return len(_finished_runs[page])
+
+
+def last_run_was_a_section(page) -> bool:
+    """Whether the last run the app finished for this page reran one section (a fragment) rather than the page."""
+    return _finished_runs[page][-1] == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
 
 def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> None:
@@ -175,7 +181,7 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
     if init_script:
         page.add_init_script(init_script)
-    _finished_runs[page] = [0]
+    _finished_runs[page] = []
     page.on("websocket", lambda websocket: _count_finished_runs(page, websocket))
     page.goto(url)
     wait_for_runs(page, 0)

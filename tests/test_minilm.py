@@ -248,3 +248,19 @@ def test_download_from_a_hub_endpoint(model, tmp_path):
     assert tokens == "['[CLS]', 'hello', 'world', '[SEP]']"
     for name in files.REQUIRED_FILES:
         assert f"GET /{files.HUB_REPO}/resolve/{files.HUB_REVISION}/{name}" in HubFiles.requests
+
+
+def test_coreference_summary_reads_the_head_average():
+    from attn_core.real_model.analysis import Coreference
+
+    attention = torch.zeros(2, 6, 12, 2)  # (sentence, layer, head, candidate)
+    attention[0, ..., 0], attention[0, ..., 1] = 0.5, 0.1  # sentence 1 prefers "animal" by 0.4
+    attention[1, ..., 0], attention[1, ..., 1] = 0.2, 0.3  # sentence 2 prefers "street" by 0.1
+    coref = Coreference(("a", "b"), "it", ("animal", "street"), attention)
+    assert coref.summary() == (
+        "Averaged over all 72 heads, “it” gives 0.500 of its attention to “animal” and 0.100 to “street” in sentence 1, "
+        "and 0.200 and 0.300 in sentence 2: the preference for “animal” over “street” moves (-0.500)."
+    )
+    attention[1, ..., 0] = 0.52  # the preference moves by +0.02 only
+    attention[1, ..., 1] = 0.1
+    assert "barely moves (+0.020)" in Coreference(("a", "b"), "it", ("animal", "street"), attention).summary()

@@ -81,6 +81,20 @@ class Coreference:
         """The change of the preference averaged over every head of every layer."""
         return float(self.change.mean())
 
+    @property
+    def barely_moves(self) -> bool:
+        return abs(self.average_change) < BARELY_MOVES
+
+    def summary(self) -> str:
+        """What the average head does, in one sentence (plain text)."""
+        (a1, b1), (a2, b2) = self.attention.mean(dim=(1, 2)).tolist()  # (sentence, candidate), averaged over heads
+        (first, second), n_heads = self.candidates, self.change.numel()
+        return (
+            f"Averaged over all {n_heads} heads, “{self.pronoun}” gives {a1:.3f} of its attention to “{first}” and "
+            f"{b1:.3f} to “{second}” in sentence 1, and {a2:.3f} and {b2:.3f} in sentence 2: the preference for "
+            f"“{first}” over “{second}” {'barely moves' if self.barely_moves else 'moves'} ({self.average_change:+.3f})."
+        )
+
     def top_heads(self, n: int = 5) -> list[tuple[int, int]]:
         """(layer, head) of the n heads whose preference changes most, largest first."""
         order = self.change.abs().flatten().argsort(descending=True)[:n]
