@@ -221,7 +221,7 @@ def test_masking_step_highlights_the_query_row():
     at = open_view(MASKING, step="3")
     outlined = [
         rows
-        for chart, rows in zip(at.get("vega_lite_chart"), chart_frames(at))
+        for chart, rows in zip(at.get("vega_lite_chart"), chart_frames(at), strict=True)
         for layer in json.loads(chart.proto.spec).get("layer", [])
         if layer.get("mark", {}).get("stroke") and layer.get("transform") == [{"filter": "datum.highlight"}]
     ]
