@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from attn_ui import charts
+from attn_ui import charts, downloads
 
 SPECS_KEPT = 64  # chart specs cached per server process: about 15 kB a heatmap, 1.4 MB the real model's 72-head grid
 
@@ -28,15 +28,25 @@ def chart_spec(builder: str, *args: Any, **options: Any) -> dict:
 
 
 def stable_dataset_names(spec: dict) -> dict:
-    """The spec with its datasets named by position ("data_0", ...) instead of by a hash of their values, as Altair
+    """The spec with its datasets named by position ("values_0", ...) instead of by a hash of their values, as Altair
     names them: a spec whose text does not change with its values lets the browser update the chart's data in place
-    instead of drawing it anew."""
+    instead of drawing it anew. ("data_0" would clash with the names Vega-Lite gives the datasets it derives.)"""
     text = json.dumps(spec)
     for position, name in enumerate(spec.get("datasets", {})):
-        text = text.replace(json.dumps(name), json.dumps(f"data_{position}"))
+        text = text.replace(json.dumps(name), json.dumps(f"values_{position}"))
     return json.loads(text)
 
 
-def draw(builder: Callable, *args: Any, width: int | str = "content", height: int | str = "content", **options: Any) -> None:
-    """Draw ``builder(*args, **options)`` (a function of ``attn_ui.charts``) at the given width and height."""
-    st.vega_lite_chart(spec=chart_spec(builder.__name__, *args, **options), width=width, height=height)
+def draw(
+    builder: Callable,
+    *args: Any,
+    width: int | str = "content",
+    height: int | str = "content",
+    name: str | None = None,
+    **options: Any,
+) -> None:
+    """Draw ``builder(*args, **options)`` (a function of ``attn_ui.charts``) at the given width and height, and record
+    it for the view's bundle under ``name`` (by default its title)."""
+    spec = chart_spec(builder.__name__, *args, **options)
+    st.vega_lite_chart(spec=spec, width=width, height=height)
+    downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), spec)

@@ -125,10 +125,14 @@ def test_altair_specs_name_their_datasets_by_position_not_by_their_values():
         chart_spec("bars", values, TOKENS, value_title="weight", title="weights")
         for values in (np.full(6, 1 / 6), np.linspace(0, 1, 6))
     )
-    assert list(first["datasets"]) == ["data_0"] and first["data"] == {"name": "data_0"}
+    assert list(first["datasets"]) == ["values_0"] and first["data"] == {"name": "values_0"}
     without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in (first, second)]
     assert json.dumps(without_data[0]) == json.dumps(without_data[1])
     validate(first)
     lines = chart_spec("lines", D_K, {"measured": D_K}, x_title="d_k", y_title="variance", marker=4)
-    assert sorted(lines["datasets"]) == ["data_0", "data_1"]  # the marker's rule has its own
+    assert sorted(lines["datasets"]) == ["values_0", "values_1"]  # the marker's rule has its own
     assert "data-" not in json.dumps(lines)
+    import vl_convert
+
+    for spec in (first, lines):  # Vega compiles them (a clash of dataset names would fail here, and in the browser)
+        assert "<svg" in vl_convert.vegalite_to_svg(spec)
