@@ -129,7 +129,7 @@ def view_bundle(
     for name, tensor in tensors.items():
         files += _tensor_files(name, tensor)
     for name, table in tables.items():
-        files.append((f"{_stem(name)}.csv", table.to_csv().encode(), f"{name}: table, {_shape(table.shape)}"))
+        files.append((f"{file_stem(name)}.csv", table.to_csv().encode(), f"{name}: table, {_shape(table.shape)}"))
     for name, spec in charts.items():
         files += _chart_files(name, spec)
     names = [file_name for file_name, _, _ in files]
@@ -147,11 +147,11 @@ def view_bundle(
 def _tensor_files(name: str, tensor: TensorEntry) -> list[tuple[str, bytes, str]]:
     values, labels = (tensor[0], tensor[1:]) if isinstance(tensor, tuple) else (tensor, None)
     values = np.asarray(values)
-    npy = (f"{_stem(name)}.npy", matrix_npy(values), f"{name}: {values.dtype} array, {_shape(values.shape)}, exact values")
+    npy = (f"{file_stem(name)}.npy", matrix_npy(values), f"{name}: {values.dtype} array, {_shape(values.shape)}, exact values")
     if labels is None or values.ndim != 2:
         return [npy]
     csv = f"{name}: {_shape(values.shape)}, token labels as row and column headers (a repeated token numbered “#position”)"
-    return [npy, (f"{_stem(name)}.csv", matrix_csv(values, *labels), csv)]
+    return [npy, (f"{file_stem(name)}.csv", matrix_csv(values, *labels), csv)]
 
 
 def _chart_files(name: str, spec: dict) -> list[tuple[str, bytes, str]]:
@@ -161,12 +161,12 @@ def _chart_files(name: str, spec: dict) -> list[tuple[str, bytes, str]]:
     png_width, png_height = int.from_bytes(png[16:20]), int.from_bytes(png[20:24])  # the PNG header (IHDR)
     svg_width, svg_height = _svg_size(svg)
     return [
-        (f"{_stem(name)}.png", png, f"{name}: chart image, {png_width} × {png_height} pixels"),
-        (f"{_stem(name)}.svg", svg.encode(), f"{name}: the same chart as SVG, {svg_width:g} × {svg_height:g}"),
+        (f"{file_stem(name)}.png", png, f"{name}: chart image, {png_width} × {png_height} pixels"),
+        (f"{file_stem(name)}.svg", svg.encode(), f"{name}: the same chart as SVG, {svg_width:g} × {svg_height:g}"),
     ]
 
 
-def _stem(name: str) -> str:
+def file_stem(name: str) -> str:
     """A file name from an entry's name: letters, digits, "-" and "_" only ("W_Q", "attention_weights")."""
     return re.sub(r"[^\w-]+", "_", name, flags=re.ASCII).strip("_") or "unnamed"
 

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import url_state
+from attn_ui import downloads, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
 
@@ -121,6 +121,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
             st.page_link(item.path, label=item.label, icon=item.icon)
         if view != HOME:
             st.toggle("Presenter mode", key="present", help="One section per screen, large type; ← and → step through.")
+            downloads.begin(view.url_path)
         st.divider()
     st.html(THEME_CSS)
     if presenting():
@@ -128,8 +129,9 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
 
 
 def publish(params: tuple[Param, ...]) -> None:
-    """Call last: the view's controls, and the presenter's mode and slide, written to the URL."""
+    """Call last: the view's controls, and the presenter's mode and slide, written to the URL and the view's link."""
     url_state.publish(params + PRESENTER)
+    downloads.share(params + PRESENTER)
 
 
 def live(params: tuple[Param, ...]) -> Callable[[Callable[[], None]], Callable[[], None]]:
@@ -141,8 +143,10 @@ def live(params: tuple[Param, ...]) -> Callable[[Callable[[], None]], Callable[[
         @st.fragment
         @functools.wraps(draw)
         def section() -> None:
+            downloads.section_rerun()
             draw()
-            publish(params)
+            url_state.publish(params + PRESENTER)
+            downloads.show_link(params + PRESENTER)
 
         return section
 

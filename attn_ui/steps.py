@@ -12,6 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 from torch import Tensor
 
 from attn_core import AttentionSteps
+from attn_ui import downloads
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width
 from attn_ui.draw import draw
 
@@ -67,9 +68,12 @@ def matrix_step(
     ``shape`` is the full tensor's shape when ``tensor`` is one slice of a batch; ``highlight`` outlines one row.
     Inside a ``row()`` several steps sit side by side as long as the column is wide enough.
     """
-    matrix = tensor.detach().cpu().double().numpy()
+    exact = tensor.detach().cpu().numpy()
+    matrix = exact.astype(np.float64)
     with block(heatmap_width(row_labels, col_labels, max_width)):
-        st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`", width="content")
+            downloads.keep_matrix(title, exact, row_labels, col_labels)
         st.latex(formula)
         draw(
             heatmap,
@@ -81,6 +85,7 @@ def matrix_step(
             col_title=col_title,
             max_width=max_width,
             highlight=highlight,
+            name=title,
         )
         if matrix.size <= TABLE_UP_TO and kind != "mask":
             with st.expander(f"Numbers of {title}"):
@@ -88,8 +93,11 @@ def matrix_step(
 
 
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
-    """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label."""
+    """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label; with a title,
+    its values can be downloaded."""
     with block(heatmap_width(row_labels, col_labels)):
+        if options.get("title"):
+            downloads.keep_matrix(options["title"], values, row_labels, col_labels)
         draw(heatmap, values, row_labels, col_labels, **options)
 
 

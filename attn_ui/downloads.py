@@ -1,0 +1,123 @@
+"""Take a view with you: each matrix as CSV and ``.npy`` where it is shown, the view's link, and the whole view as
+one zip (``attn_ui.export`` builds the files).
+
+Every run of a view records what it draws (``keep_matrix``, ``keep_chart``) in the session's ``Shown``; the
+"Download this view" button zips that record when it is clicked, so it holds exactly what is on screen. Files are
+built on click only (``st.download_button`` with a callable, on its own thread, without a rerun).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from attn_ui import export
+from attn_ui.url_state import Param
+
+SHOWN, LINK_BOX = "_shown", "_link_box"  # session-state keys
+
+
+@dataclass
+class Shown:
+    """What a view's last run drew: its query (every parameter, defaults included), matrices and chart specs."""
+
+    view: str
+    query: dict[str, str] = field(default_factory=dict)
+    matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
+    charts: dict[str, dict] = field(default_factory=dict)
+    run: int = 0  # counts the runs of the view's sections (fragments) since the full run
+    written: dict[str, int] = field(default_factory=dict)  # name -> the run that recorded it
+
+    def name(self, wanted: str) -> str:
+        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where this run has recorded it already; a name recorded
+        by an earlier run (a section drawn again) is reused."""
+        found, n = wanted, 1
+        while self.written.get(found) == self.run:
+            n += 1
+            found = f"{wanted} ({n})"
+        self.written[found] = self.run
+        return found
+
+    def bundle(self) -> bytes:
+        return export.view_bundle(self.view, self.query, self.matrices, {}, self.charts, export.installed_versions())
+
+
+def begin(url_path: str) -> None:
+    """At the top of a full run of a view: a fresh record (the link's box comes with ``share``, at the end)."""
+    st.session_state[SHOWN] = Shown(url_path)
+    st.session_state[LINK_BOX] = None
+
+
+def share(params: tuple[Param, ...]) -> None:
+    """At the end of a full run, in the sidebar: the view's link, ready to copy, and its "Download this view" button."""
+    shown: Shown = st.session_state[SHOWN]
+    with st.sidebar:
+        st.divider()
+        st.markdown("**Share and export**")
+        st.session_state[LINK_BOX] = st.empty()
+        st.download_button(
+            "Download this view",
+            data=shown.bundle,
+            file_name=f"attention-explorer-{shown.view.lower()}.zip",
+            mime="application/zip",
+            on_click="ignore",
+            icon=":material/folder_zip:",
+            help="A zip: params.json (this view's settings), every matrix as .npy and CSV, every chart as PNG and SVG.",
+        )
+    show_link(params)
+
+
+def show_link(params: tuple[Param, ...]) -> None:
+    """After the controls (at the end of a full run, or of a section's run): the link that opens the view as it is."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    box: DeltaGenerator | None = st.session_state.get(LINK_BOX)
+    if shown is None or box is None:
+        return
+    values = {param.key: st.session_state.get(param.key, param.default) for param in params}
+    shown.query = {param.key: param.format(values[param.key]) for param in params}
+    changed = {param.key: shown.query[param.key] for param in params if values[param.key] != param.default}
+    base = (st.context.url or "").removesuffix(f"/{shown.view}")  # the server's address, where the browser says it
+    box.code(base + export.view_link(shown.view, changed), language=None, wrap_lines=True)
+
+
+def keep_chart(name: str, spec: dict) -> None:
+    """Record a drawn chart for the view's bundle (a name already taken gets a number)."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        shown.charts[shown.name(name)] = spec
+
+
+def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> None:
+    """Record a matrix for the view's bundle, and offer it as CSV and .npy in a small popover."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        name = shown.name(name)  # one of several matrices with the same title gets a number
+        shown.matrices[name] = (values, row_labels, col_labels)
+    stem = export.file_stem(name)
+    with st.popover("Download", icon=":material/download:", help=f"{name} as CSV (token labels) or .npy (exact values)"):
+        st.download_button(
+            key=f"download {name} csv",
+            label="CSV, with token labels",
+            data=lambda: export.matrix_csv(values, row_labels, col_labels),
+            file_name=f"{stem}.csv",
+            mime="text/csv",
+            on_click="ignore",
+        )
+        st.download_button(
+            key=f"download {name} npy",
+            label=f".npy, exact {values.dtype}",
+            data=lambda: export.matrix_npy(values),
+            file_name=f"{stem}.npy",
+            mime="application/octet-stream",
+            on_click="ignore",
+        )
+
+
+def section_rerun() -> None:
+    """Before a section (fragment) draws again: its names replace what it recorded before."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        shown.run += 1
