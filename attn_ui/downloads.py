@@ -97,7 +97,7 @@ def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels
         name = shown.name(name)  # one of several matrices with the same title gets a number
         shown.matrices[name] = (values, row_labels, col_labels)
     stem = export.file_stem(name)
-    with st.popover("Download", icon=":material/download:", help=f"{name} as CSV (token labels) or .npy (exact values)"):
+    with st.popover("Download", icon=":material/download:"):
         st.download_button(
             key=f"download {name} csv",
             label="CSV, with token labels",

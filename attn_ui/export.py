@@ -15,7 +15,7 @@ import re
 import zipfile
 from collections.abc import Mapping
 from importlib.metadata import version
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
@@ -104,7 +104,7 @@ def installed_versions() -> dict[str, str]:
 
 def view_link(view: str, params: Mapping[str, str]) -> str:
     """The link path that opens ``view`` (its URL path, e.g. "Pipeline") with these query parameters."""
-    return f"/{view}" + (f"?{urlencode(params, quote_via=quote)}" if params else "")
+    return f"/{view}" + (f"?{urlencode(params)}" if params else "")
 
 
 def view_bundle(

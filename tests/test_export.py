@@ -116,7 +116,7 @@ def test_view_bundle_titles_an_untitled_chart_with_its_name():
 
 
 def test_view_link_encodes_the_query():
-    assert export.view_link("Pipeline", {"text": "a b,“c”", "d_k": "4"}) == "/Pipeline?text=a%20b%2C%E2%80%9Cc%E2%80%9D&d_k=4"
+    assert export.view_link("Pipeline", {"text": "a b,“c”", "d_k": "4"}) == "/Pipeline?text=a+b%2C%E2%80%9Cc%E2%80%9D&d_k=4"
 
 
 def test_view_bundle_refuses_two_entries_with_one_file_name():
