@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from attn_core.examples import DEFAULT_SENTENCE
 from attn_ui.page import VIEWS
 from tests.browser_support import EXCEPTION, IDLE, browser, exception_texts, rerun, server, skip_without_browser, visit
 
@@ -152,3 +153,43 @@ def test_leaving_presenter_mode_brings_the_sidebar_back(server, browser):
         page.locator("label").filter(has_text="Presenter mode").click()
     page.wait_for_function("() => document.querySelector(\"[data-testid='stSidebar']\").getBoundingClientRect().left >= 0")
     assert sidebar.bounding_box()["width"] > 200 and "present" not in page.url and not exception_texts(page)
+
+
+def test_scaling_opens_with_its_own_values_after_the_pipeline(server, browser):
+    """Views share widget keys (text, d_k, scale): the Pipeline's values, from a shared link or changed on the page,
+    must not follow the user through the sidebar's link to Scaling, which opens with its own defaults. (Without
+    ``page.setup`` forgetting the previous view's values, Scaling opened from a Pipeline link with an empty
+    sentence and d_k 1.)"""
+    expect = pytest.importorskip("playwright.sync_api").expect
+    page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats&scale=off&d_k=9")  # 9: not a d_k Scaling offers
+    page.set_default_timeout(30_000)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sentence = sidebar.locator("[data-testid='stTextArea']").filter(has_text="Sentence").locator("textarea")
+
+    def open_view(name: str) -> None:
+        with rerun(page):
+            sidebar.locator(f"a[href$='{name}']").click()
+        page.wait_for_function(f"() => window.location.pathname.endsWith('/{name}')")
+        assert not exception_texts(page)
+
+    def scaling_shows_its_defaults(after: str) -> None:
+        # expect() waits a moment: a widget's value reaches the page shortly after its run has finished
+        expect(sentence, after).to_have_value(DEFAULT_SENTENCE, timeout=10_000)
+        for label, value in (("Head size d_k", "64"), ("Scale s", "1")):
+            thumb = sidebar.locator("[data-testid='stSlider']").filter(has_text=label).get_by_test_id("stSliderThumbValue")
+            expect(thumb, after).to_have_text(value, timeout=10_000)
+        assert not any(part in page.url for part in ("text=", "scale=", "d_k=")), (after, page.url)
+
+    expect(sentence).to_have_value("we like big cats", timeout=10_000)
+    open_view("Scaling")
+    scaling_shows_its_defaults("a Pipeline link")
+
+    open_view("Pipeline")
+    with rerun(page):
+        sentence.fill(NEW_SENTENCE)
+        page.keyboard.press("Control+Enter")
+    with rerun(page):
+        _click_label(page, "Divide scores by √d_k")
+    page.wait_for_function("() => ['friend', 'scale=off'].every(part => window.location.search.includes(part))")
+    open_view("Scaling")
+    scaling_shows_its_defaults("a sentence typed and scaling turned off on the Pipeline")

@@ -264,7 +264,10 @@ def choose_control(at, rng: random.Random, state: dict, controls: dict) -> list 
     if kind == "number_input":
         return ["set", key, rng.choice(number_choices(element, rng))]
     if kind == "slider":
-        return ["set", key, rng.choice([element.min, element.max, rng.randint(element.min, element.max)])]
+        low, high = element.min, element.max  # AppTest gives a slider's ends as floats, whatever its values' type
+        if isinstance(element.value, int):
+            low, high = int(low), int(high)  # randint() refuses floats from Python 3.12 (deprecated before)
+        return ["set", key, rng.choice([low, high, rng.randint(low, high) if isinstance(low, int) else rng.uniform(low, high)])]
     if kind in ("toggle", "checkbox"):
         return ["set", key, not element.value]
     if kind in ("text_area", "text_input"):
