@@ -1,16 +1,23 @@
 """``python -m attn_core.bench``: the Cost view's measurements from the command line.
 
-Prints a table (``--json``: one record per point with method, T, median_ms, peak_mib and more);
-``--T 256 512 1024`` chooses the lengths. See ``python -m attn_core.bench --help``.
+Prints a table (``--json``: one record per point with method, mask, T, min_ms, median_ms, iqr_ms, gflops,
+pct_of_matmul, noisy, peak_mib and more); ``--T 256 512 1024`` chooses the lengths, ``--masks none causal
+window:256`` the masks. ``python -m attn_core.bench --reference`` measures the reference results the Cost view
+draws at once (REFERENCE_SETTINGS) and writes them, with the machine, to ``attn_core/reference_results.json``.
+See ``python -m attn_core.bench --help``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 import torch
 
@@ -18,6 +25,7 @@ from attn_core.device import available_devices
 from attn_core.sweep import (
     DEFAULT_LENGTHS,
     DEFAULT_TIME_BUDGET,
+    DEFAULT_WINDOW,
     METHODS,
     TABLE_COLUMNS,
     Point,
@@ -25,13 +33,20 @@ from attn_core.sweep import (
     Skipped,
     Stopped,
     describe,
-    slopes,
+    fits,
     sweep,
     table_row,
 )
-from attn_core.timing import (
-    DTYPES,
-    GIB,
+from attn_core.timing import DTYPES, GIB
+
+REFERENCE_FILE = Path(__file__).with_name("reference_results.json")
+REFERENCE_COMMAND = "python -m attn_core.bench --reference"
+# The Cost view's default shape (B=1, H=8, d=64, float32) from T=128 to 4,096, every method under each mask.
+REFERENCE_SETTINGS = Settings(
+    lengths=tuple(2**p for p in range(7, 13)),
+    repeats=5,
+    masks=("none", "causal", f"window:{DEFAULT_WINDOW}"),
+    time_budget=3600.0,
 )
 
 
@@ -42,6 +57,69 @@ def format_table(points: Sequence[Point]) -> str:
     return "\n".join("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
 
 
+def record(point: Point, settings: Settings) -> dict:
+    """A point as a JSON record, with the settings it was measured with."""
+    context = {key: getattr(settings, key) for key in ("batch", "heads", "d_head", "dtype", "device", "repeats")}
+    return {**asdict(point), **context, "causal": point.mask != "none", "threads": torch.get_num_threads()}
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what platform says."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine()
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), platform.machine())
+
+
+def machine() -> dict:
+    """What the reference results were measured on."""
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_average": [round(load, 2) for load in os.getloadavg()],  # 1, 5 and 15 minutes, before measuring
+        "command": REFERENCE_COMMAND,
+    }
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Results measured once on a named machine and shipped with attn_core."""
+
+    machine: dict  # cpu, cores, torch_threads, torch, python, date, load_average, command
+    settings: dict  # batch, heads, d_head, dtype, device, repeats, lengths, masks
+    points: tuple[Point, ...]
+
+
+def reference_results(path: Path = REFERENCE_FILE) -> Reference:
+    """The shipped reference results (``REFERENCE_COMMAND`` writes them)."""
+    data = json.loads(path.read_text())
+    names = {field.name for field in fields(Point)}
+    points = tuple(Point(**{key: value for key, value in row.items() if key in names}) for row in data["records"])
+    return Reference(data["machine"], data["settings"], points)
+
+
+def measure_reference(path: Path = REFERENCE_FILE) -> None:
+    """Measure REFERENCE_SETTINGS here and write them with the machine to ``path``."""
+    settings, about = REFERENCE_SETTINGS, machine()
+    print(describe(settings), file=sys.stderr)
+    records = []
+    for event in sweep(settings):
+        if isinstance(event, Point):
+            records.append(record(event, settings))
+            print(format_table([event]).splitlines()[1], file=sys.stderr, flush=True)
+        elif isinstance(event, Skipped | Stopped):
+            print(event.message, file=sys.stderr)
+    names = ("batch", "heads", "d_head", "dtype", "device", "repeats", "lengths", "masks")
+    data = {"machine": about, "settings": {key: getattr(settings, key) for key in names}, "records": records}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {len(records)} records to {path}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attn_core.bench", description="Time and memory of attention for growing T.")
     parser.add_argument("--T", type=int, nargs="+", default=list(DEFAULT_LENGTHS), help="sequence lengths")
@@ -49,39 +127,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--d-head", type=int, default=64)
     parser.add_argument("--dtype", choices=list(DTYPES), default="float32")
-    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--causal", action="store_true", help="the same as --masks causal")
+    parser.add_argument("--masks", nargs="+", default=[], help="masks to run each method under: none, causal, window:W")
     parser.add_argument("--device", default="cpu", help=f"one of {', '.join(available_devices())}")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--memory-gib", type=float, default=0.0, help="memory budget; default 2 GiB on CPU, half the free GPU's")
     parser.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET, help="seconds")
     parser.add_argument("--json", action="store_true", help="print one JSON record per point")
+    parser.add_argument("--reference", action="store_true", help=f"measure the reference results into {REFERENCE_FILE.name}")
     args = parser.parse_args(argv)
+    if args.reference:
+        measure_reference()
+        return 0
     try:
         settings = Settings(
             args.batch, args.heads, args.d_head, args.dtype, args.causal, args.device, tuple(args.T), args.repeats,
-            tuple(args.methods), int(args.memory_gib * GIB), args.time_budget,
+            tuple(args.methods), int(args.memory_gib * GIB), args.time_budget, tuple(args.masks),
         )  # fmt: skip
     except ValueError as problem:
         parser.error(str(problem))
-    context = {key: getattr(settings, key) for key in ("batch", "heads", "d_head", "dtype", "causal", "device", "repeats")}
     points = []
     for event in sweep(settings):
         if isinstance(event, Point):
             points.append(event)
             if args.json:
-                print(json.dumps({**asdict(event), **context, "threads": torch.get_num_threads()}), flush=True)
+                print(json.dumps(record(event, settings)), flush=True)
         elif isinstance(event, Skipped | Stopped):
             print(event.message, file=sys.stderr)
     if not args.json and points:
-        print(
-            describe(settings),
-            "FLOPs = 4·B·H·T²·d" + (" / 2 (causal)" if settings.causal else ""),
-            format_table(points),
-            sep="\n",
-        )
-        for method, (time_slope, memory_slope) in slopes(points).items():
-            print(f"{method}: log-log slope of time {time_slope:.2f}, of peak memory {memory_slope:.2f}")
+        print(describe(settings), "FLOPs = 4·B·H·T²·d" + (" / 2 (causal)" if settings.causal else ""), sep="\n")
+        print(format_table(points))
+        for (method, mask), fit in fits(points).items():
+            print(
+                f"{method} ({mask}): log-log slope of time {fit.time.slope:.2f} ± {fit.time.stderr:.2f} "
+                f"over T={', '.join(f'{t:,}' for t in fit.lengths) or '—'}"
+                + (f" (noisy, left out: {', '.join(f'{t:,}' for t in fit.noisy)})" if fit.noisy else "")
+                + f", of peak memory {fit.memory.slope:.2f}"
+            )
     return 0
 
 

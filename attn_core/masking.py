@@ -1,4 +1,4 @@
-"""Masks in attention: look-ahead (causal), padding, both, and custom ones.
+"""Masks in attention: look-ahead (causal), padding, both, sliding-window (local) and custom ones.
 
 A boolean mask is True where a query may attend to a key (PyTorch's
 convention); an additive mask holds 0 there and -inf elsewhere. A padded
@@ -14,10 +14,12 @@ import torch
 from torch import Tensor
 
 from attn_core.attention import AttentionSteps, causal_mask, masked_softmax, padding_mask, self_attention
+from attn_core.tiled import hidden_keys
 from attn_core.toy import embed_tokens, qkv_projections
 
 PAD = "[PAD]"
-MASK_KINDS = ("causal", "padding", "both", "custom")
+MASK_KINDS = ("causal", "padding", "both", "custom", "window")
+MASKING_WINDOW = 3  # keys a query sees under the "window" kind by default: itself and the two before it
 MASKING_D_MODEL = 16  # model width C of the toy embeddings in the Masking view
 MASKING_D_K = 8  # head size of the Masking view
 LARGE_NEGATIVE = -1e9  # the "large negative number" some code fills masked scores with
@@ -30,16 +32,25 @@ def pad_batch(sentences: list[list[str]]) -> tuple[list[list[str]], list[int]]:
     return padded, [len(tokens) for tokens in sentences]
 
 
+def window_mask(t: int, window: int, t_k: int | None = None, device: torch.device | str | None = None) -> Tensor:
+    """(t, t_k) boolean sliding-window (local) mask: query i sees keys j with i - window < j <= i, the last
+    ``window`` keys up to itself (``t_k`` defaults to t). ``window`` >= t is the causal mask."""
+    if window < 1:
+        raise ValueError("the window must be at least 1 key")
+    return ~hidden_keys(range(t), range(t if t_k is None else t_k), window, device)  # (t, t_k)
+
+
 def query_key_padding_mask(lengths: list[int], t: int) -> Tensor:
     """(B, t, t) boolean: True where both the query and the key are real tokens."""
     real = padding_mask(lengths, t)  # (B, 1, t): real keys
     return real & real.transpose(-2, -1)  # (B, t, t)
 
 
-def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None) -> Tensor:
+def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None, window: int = MASKING_WINDOW) -> Tensor:
     """The boolean mask of one kind of MASK_KINDS, broadcastable to (B, t, t).
 
-    ``custom`` is a (t, t) boolean grid, used as it is by the "custom" kind.
+    ``custom`` is a (t, t) boolean grid, used as it is by the "custom" kind. "window" keeps the last
+    ``window`` keys of each query (itself included) among the real tokens.
     """
     if kind == "causal":
         return causal_mask(t)  # (t, t)
@@ -51,6 +62,8 @@ def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = No
         if custom is None or custom.shape != (t, t):
             raise ValueError(f"a custom mask must be a ({t}, {t}) boolean grid")
         return custom.to(torch.bool)  # (t, t)
+    if kind == "window":
+        return query_key_padding_mask(lengths, t) & window_mask(t, window)  # (B, t, t)
     raise ValueError(f"kind must be one of {MASK_KINDS}")
 
 
@@ -63,9 +76,12 @@ class MaskedBatch:
     kind: str  # one of MASK_KINDS
     mask: Tensor  # bool, broadcastable to (B, T, T); True = may attend
     steps: AttentionSteps  # every tensor with a leading B
+    window: int = MASKING_WINDOW  # keys per query under the "window" kind
 
 
-def masked_batch_attention(sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0) -> MaskedBatch:
+def masked_batch_attention(
+    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0, window: int = MASKING_WINDOW
+) -> MaskedBatch:
     """Pad the sentences, build the mask and run self-attention on the toy embeddings.
 
     Every word has one fixed embedding (PAD too), so a sentence gets the same
@@ -74,21 +90,21 @@ def masked_batch_attention(sentences: list[list[str]], kind: str, custom: Tensor
     tokens, lengths = pad_batch(sentences)
     t = len(tokens[0])
     x = torch.stack([embed_tokens(row, MASKING_D_MODEL, seed) for row in tokens])  # (B, T, C)
-    mask = build_mask(kind, lengths, t, custom)  # (T, T) or (B, T, T)
+    mask = build_mask(kind, lengths, t, custom, window)  # (T, T) or (B, T, T)
     w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, seed)
-    return MaskedBatch(tokens, lengths, kind, mask, self_attention(x, w_q, w_k, w_v, mask=mask))
+    return MaskedBatch(tokens, lengths, kind, mask, self_attention(x, w_q, w_k, w_v, mask=mask), window)
 
 
 def difference_from_alone(batch: MaskedBatch, seed: int = 0) -> list[float]:
     """Per sentence, the largest |context in the batch - context of the sentence run alone|
     over its real tokens (sentences are not empty). The alone run has no padding; it keeps
-    the causal mask if the batch has one.
+    the causal or window mask if the batch has one.
     """
     if batch.kind == "custom":
         raise ValueError("a custom mask has no unpadded counterpart")
     differences = []
     for b, (row, length) in enumerate(zip(batch.tokens, batch.lengths, strict=True)):
-        alone = masked_batch_attention([row[:length]], batch.kind, seed=seed).steps.context[0]  # (L, d_v)
+        alone = masked_batch_attention([row[:length]], batch.kind, seed=seed, window=batch.window).steps.context[0]  # (L, d_v)
         padded = batch.steps.context[b, :length]  # (L, d_v)
         differences.append(float((padded - alone).abs().max()))
     return differences

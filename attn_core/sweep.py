@@ -2,20 +2,26 @@
 
 One sweep generator serves the Cost view and ``python -m attn_core.bench``:
 
-- Per length T, each method runs once to warm up (and to compare its output with SDPA's, run inside
-  sdpa_kernel(its chosen backend), which raises if that kernel could not run), then ``repeats`` rounds in
-  which every method runs in turn (interleaved: a slow spell of the machine hits all methods alike).
-  Reported: the median, and the interquartile range as a percentage of it (the noise).
+- Each run is a method under a mask: "none", "causal" or "window:W" (each query sees its last W keys).
+- Per length T, each run goes once to warm up (and to compare its output with SDPA's under the same mask, run
+  inside sdpa_kernel(its chosen backend), which raises if that kernel could not run); that call's time sets
+  how many calls make one timed sample. Then ``repeats`` rounds in which every run and a matmul reference take
+  a sample in turn (interleaved: a slow spell of the machine hits all of them); see timing.time_interleaved
+  for the re-measuring of noisy points.
+- The matmul reference does attention's two matmuls, Q Kᵀ and then (scores) V, with the same shapes (over
+  blocks of queries when the T × T scores would pass MATMUL_SCRATCH). Its best rate at this T (from its
+  fastest sample) is what "% of matmul" divides by: a point's rate from its median over that best rate,
+  capped at 100 (a slow spell that hit only the reference's samples could otherwise push it past 100).
 - Peak memory: one more run per method, apart from the timed ones (profiling slows a run down); see timing.py.
 - Before running, each point's memory is estimated (inputs + what the method allocates) and points over
-  the memory budget are refused. The sweep stops before a length whose predicted time (the last length's
-  times the growth of T²) would pass the time budget.
+  the memory budget are refused. The sweep stops before a length whose predicted time (predicted_seconds,
+  from the last length's times and the growth of T²) would pass the time budget; its progress events carry
+  that prediction for the lengths left.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +32,7 @@ from torch import Tensor
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from attn_core.device import available_devices, resolve_device
+from attn_core.masking import window_mask
 from attn_core.tiled import (
     attention_flops,
     naive_attention,
@@ -38,32 +45,51 @@ from attn_core.timing import (
     DTYPES,
     GIB,
     MIB,
+    SAMPLE_S,
+    SampleTimer,
+    SlopeFit,
     backend_name,
+    benchmark_timer,
+    calls_per_sample,
     format_bytes,
-    iqr_pct,
+    loglog_fit,
     loglog_slope,
     matmul_gflops,
     peak_bytes,
     sdpa_backend,
     seconds,
     supported_dtypes,
+    time_interleaved,
 )
 
 METHODS = ("naive", "sdpa", "tiled")
+MATMUL = "matmul"  # the reference run's name
 CPU_MEMORY_BUDGET = 2 * GIB
 CUDA_BUDGET_FRACTION = 0.5  # of the GPU memory free when the sweep is set up
 DEFAULT_TIME_BUDGET = 20.0  # seconds
 DEFAULT_LENGTHS = (256, 512, 1024, 2048)
+DEFAULT_WINDOW = 256  # keys per query of the Cost view's window mask: one key block of the tiled attention
 CUDA_SCRATCH = 8 * MIB  # allowance for the workspace of SDPA's CUDA kernels
+MATMUL_SCRATCH = 64 * MIB  # the matmul reference's largest block of scores
 
 
 def default_memory_budget(device: str) -> int:
     return int(torch.cuda.mem_get_info()[0] * CUDA_BUDGET_FRACTION) if device == "cuda" else CPU_MEMORY_BUDGET
 
 
+def parse_mask(spec: str) -> tuple[bool, int | None]:
+    """(causal, window) of a mask spec: "none", "causal" or "window:W" with W >= 1 keys (causal too)."""
+    if spec in ("none", "causal"):
+        return spec == "causal", None
+    kind, _, keys = spec.partition(":")
+    if kind != "window" or not keys.isdigit() or int(keys) < 1:
+        raise ValueError(f"a mask is none, causal or window:W with W >= 1 keys, not {spec!r}")
+    return True, int(keys)
+
+
 @dataclass(frozen=True)
 class Settings:
-    """One sweep: the inputs' shape (B, H, T, d) and type, where to run, how long and how much memory."""
+    """One sweep: the inputs' shape (B, H, T, d) and type, the masks, where to run, how long and how much memory."""
 
     batch: int = 1
     heads: int = 8
@@ -76,6 +102,7 @@ class Settings:
     methods: tuple[str, ...] = METHODS
     memory_budget: int = 0  # bytes; 0: default_memory_budget(device)
     time_budget: float = DEFAULT_TIME_BUDGET  # seconds
+    masks: tuple[str, ...] = ()  # mask specs, every method runs under each; (): ("causal",) or ("none",) by ``causal``
 
     def __post_init__(self):
         devices, dtypes = available_devices(), supported_dtypes(self.device)
@@ -89,6 +116,10 @@ class Settings:
             raise ValueError(f"methods must be some of {', '.join(METHODS)}")
         if self.time_budget <= 0 or self.memory_budget < 0:
             raise ValueError("the time budget must be positive and the memory budget not negative")
+        for spec in self.masks:
+            parse_mask(spec)
+        if not self.masks:
+            object.__setattr__(self, "masks", ("causal",) if self.causal else ("none",))
         if not self.memory_budget:
             object.__setattr__(self, "memory_budget", default_memory_budget(self.device))
 
@@ -103,35 +134,47 @@ class Settings:
         """q, k and v together."""
         return 3 * math.prod(self.shape(t)) * self.torch_dtype.itemsize
 
-    def working_bytes(self, method: str, t: int, backend: SDPBackend | None = None) -> int:
-        """Estimated bytes one call allocates on top of its inputs, output included (SDPA: that of ``backend``)."""
+    def working_bytes(self, method: str, t: int, backend: SDPBackend | None = None, mask: str | None = None) -> int:
+        """Estimated bytes one call allocates on top of its inputs, output included (SDPA: that of ``backend``),
+        under ``mask`` (default: the first of ``masks``). SDPA's window mask, a T × T boolean, is counted too."""
+        masked = parse_mask(mask or self.masks[0])[0]
         sizes = (self.batch, self.heads, t, self.d_head, self.torch_dtype)
         if method == "naive" or (method == "sdpa" and backend == SDPBackend.MATH):
             matrices = 2 if method == "naive" else 3  # math also keeps a scaled copy
-            return naive_working_bytes(*sizes, self.causal, matrices=matrices)
+            return naive_working_bytes(*sizes, masked, matrices=matrices)
         if method == "tiled":
             return tiled_working_bytes(*sizes)
         # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
         # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
         scratch = CUDA_SCRATCH if self.device == "cuda" else torch.get_num_threads() * 256 * (512 + self.d_head + 2) * 6
-        return math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4 + scratch
+        window = parse_mask(mask or self.masks[0])[1] is not None
+        return math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4 + scratch + window * t * t
 
 
 @dataclass(frozen=True)
 class Point:
-    """One method measured at one length T."""
+    """One method under one mask measured at one length T."""
 
     method: str
+    mask: str  # "none", "causal" or "window:W"
     T: int
     backend: str  # SDPA's kernel; "" for the others
     median_ms: float
-    iqr_pct: float  # interquartile range of the repeats, % of the median
-    gflops: float  # attention_flops / median time
-    matmul_pct: float  # GFLOP/s as a percentage of the measured matmul rate
+    min_ms: float
+    iqr_ms: float  # interquartile range of the samples
+    noisy: bool  # the IQR stayed above 20% of the median after re-measuring: not fitted
+    gflops: float  # attention_flops (of the pairs the mask lets through) / median time
+    pct_of_matmul: float  # gflops as a percentage of matmul_gflops, at most 100
+    matmul_gflops: float  # the best rate of the same-shape matmuls at this T, in this sweep
     peak_mib: float  # measured, on top of the inputs
     estimate_mib: float  # Settings.working_bytes, what the memory budget was checked with
     matrix_mib: float  # one (B, H, T, T) score matrix
-    max_diff: float  # largest |output - SDPA's output|
+    max_diff: float  # largest |output - SDPA's output| under the same mask
+
+    @property
+    def iqr_pct(self) -> float:
+        """The interquartile range, % of the median."""
+        return 100 * self.iqr_ms / self.median_ms
 
 
 @dataclass(frozen=True)
@@ -142,10 +185,12 @@ class Skipped:
     T: int
     needed: int  # bytes: inputs + working bytes
     budget: int
+    mask: str = "none"
 
     @property
     def message(self) -> str:
-        needs = f"T={self.T:,} {self.method} needs ≈ {format_bytes(self.needed)}"
+        under = "" if self.mask in ("none", "causal") else f" ({self.mask})"
+        needs = f"T={self.T:,} {self.method}{under} needs ≈ {format_bytes(self.needed)}"
         return f"{needs}, over the {format_bytes(self.budget)} budget; skipped"
 
 
@@ -153,6 +198,7 @@ class Skipped:
 class Progress:
     done: float  # fraction of the planned work (weighted by T²) finished
     text: str
+    seconds_left: float | None = None  # predicted from the lengths measured so far; None before the first
 
 
 @dataclass(frozen=True)
@@ -162,96 +208,197 @@ class Stopped:
     message: str
 
 
-def plan(settings: Settings) -> tuple[dict[int, list[str]], list[Skipped]]:
-    """The methods to run at each length, and the points refused for memory."""
+def plan_runs(settings: Settings) -> tuple[dict[int, list[tuple[str, str]]], list[Skipped]]:
+    """The (method, mask) runs at each length, and the points refused for memory."""
     runs, skipped = {}, []
     for t in sorted(set(settings.lengths)):
         stand_in = torch.empty(1, 1, 1, settings.d_head, dtype=settings.torch_dtype, device=settings.device)
         stand_in = stand_in.expand(*settings.shape(t))  # (B, H, T, d) without the memory
-        backend = sdpa_backend(stand_in, stand_in, stand_in, settings.causal)
         runs[t] = []
         for method in settings.methods:
-            needed = settings.input_bytes(t) + settings.working_bytes(method, t, backend)
-            if needed > settings.memory_budget:
-                skipped.append(Skipped(method, t, needed, settings.memory_budget))
-            else:
-                runs[t].append(method)
+            for mask in settings.masks:
+                causal, window = parse_mask(mask)
+                backend = sdpa_backend(stand_in, stand_in, stand_in, causal and window is None)
+                needed = settings.input_bytes(t) + settings.working_bytes(method, t, backend, mask)
+                if needed > settings.memory_budget:
+                    skipped.append(Skipped(method, t, needed, settings.memory_budget, mask))
+                else:
+                    runs[t].append((method, mask))
     return runs, skipped
 
 
-def runner(method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Callable[[], Tensor]:
+def plan(settings: Settings) -> tuple[dict[int, list[str]], list[Skipped]]:
+    """The methods to run at each length (once per mask), and the points refused for memory."""
+    runs, skipped = plan_runs(settings)
+    return {t: [method for method, _ in pairs] for t, pairs in runs.items()}, skipped
+
+
+def runner(method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, window: int | None = None) -> Callable[[], Tensor]:
+    """One call of ``method`` on q, k, v (B, H, T, d); SDPA gets a window as a prepared (T, T) boolean mask."""
     if method == "naive":
-        return lambda: naive_attention(q, k, v, causal=causal)
+        return lambda: naive_attention(q, k, v, causal=causal, window=window)
+    if method == "sdpa" and window is not None:
+        allowed = window_mask(q.shape[-2], window, k.shape[-2], q.device)  # (Tq, Tk)
+        return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
     if method == "sdpa":
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    return lambda: tiled_attention(q, k, v, causal=causal)
+    return lambda: tiled_attention(q, k, v, causal=causal, window=window)
+
+
+def matmul_reference(q: Tensor, k: Tensor, v: Tensor) -> Callable[[], Tensor]:
+    """Attention's two matmuls without the softmax, Q Kᵀ then (scores) V per head, into buffers made once; over
+    blocks of queries when the (B·H, T, T) scores would pass MATMUL_SCRATCH."""
+    q3, k3, v3 = (x.reshape(-1, *x.shape[-2:]) for x in (q, k, v))  # (B·H, T, d)
+    rows, t_q, t_k = q3.shape[0], q3.shape[1], k3.shape[1]
+    block = max(1, min(t_q, MATMUL_SCRATCH // (rows * t_k * q.element_size())))
+    scores = q3.new_empty(rows, block, t_k)  # (B·H, block, Tk)
+    out = q3.new_empty(rows, t_q, v3.shape[-1])  # (B·H, Tq, d_v)
+    keys = k3.transpose(1, 2)  # (B·H, d, Tk)
+
+    def run() -> Tensor:
+        for start in range(0, t_q, block):
+            n = min(block, t_q - start)
+            torch.bmm(q3[:, start : start + n], keys, out=scores[:, :n])
+            torch.bmm(scores[:, :n], v3, out=out[:, start : start + n])
+        return out
+
+    return run
 
 
 @torch.inference_mode()
-def measure_length(settings: Settings, t: int, methods: Sequence[str], matmul_rate: float) -> list[Point]:
-    """Warm-up, interleaved timed rounds, then one memory run per method, at one length."""
+def measure_length(
+    settings: Settings,
+    t: int,
+    runs: Sequence[tuple[str, str]],
+    timer: SampleTimer = benchmark_timer,
+    deadline: float = math.inf,
+) -> list[Point]:
+    """Warm-up, interleaved timed rounds with the matmul reference (noisy runs re-measured before
+    ``deadline``), then one memory run per run, at one length."""
     device = resolve_device(settings.device)
     generator = torch.Generator(device).manual_seed(t)
     q, k, v = (torch.randn(settings.shape(t), generator=generator, dtype=settings.torch_dtype, device=device) for _ in range(3))
-    backend = sdpa_backend(q, k, v, settings.causal)
-    with sdpa_kernel(backend):  # raises if the named backend could not run these inputs
-        reference = F.scaled_dot_product_attention(q, k, v, is_causal=settings.causal)  # (B, H, T, d)
-    runs = {method: runner(method, q, k, v, settings.causal) for method in methods}
-    max_diff = {method: float((run() - reference).abs().max()) for method, run in runs.items()}  # the warm-up
-    del reference
-    times = {method: [] for method in methods}
-    for _ in range(settings.repeats):
-        for method, run in runs.items():
-            times[method].append(seconds(run, device))
-    flops = attention_flops(settings.batch, settings.heads, t, settings.d_head, settings.causal)
+    calls = {(method, mask): runner(method, q, k, v, *parse_mask(mask)) for method, mask in runs}
+    calls[MATMUL, "none"] = matmul_reference(q, k, v)
+    backends, max_diff, warm_up = {}, {}, {}
+    for mask in dict.fromkeys(mask for _, mask in runs):
+        causal, window = parse_mask(mask)
+        allowed = None if window is None else window_mask(t, window, device=device)  # (T, T)
+        backends[mask] = sdpa_backend(q, k, v, causal and window is None, allowed)
+        with sdpa_kernel(backends[mask]):  # raises if the named backend could not run these inputs
+            reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and window is None)
+        for method, run_mask in runs:
+            if run_mask == mask:  # the warm-up: its time (float() waits for CUDA) sets the calls per sample
+                started = time.perf_counter()
+                max_diff[method, mask] = float((calls[method, mask]() - reference).abs().max())
+                warm_up[method, mask] = time.perf_counter() - started
+        del reference, allowed
+    warm_up[MATMUL, "none"] = seconds(calls[MATMUL, "none"], device)
+    numbers = {key: calls_per_sample(warm_up[key]) for key in calls}
+    timed = time_interleaved(calls, numbers, settings.repeats, timer, (MATMUL, "none"), deadline)
+    full = attention_flops(settings.batch, settings.heads, t, settings.d_head)
+    matmul_rate = full / timed[MATMUL, "none"].spread.min / 1e9
     points = []
-    for method, run in runs.items():
-        rate = flops / statistics.median(times[method]) / 1e9
+    for method, mask in runs:
+        causal, window = parse_mask(mask)
+        spread = timed[method, mask].spread
+        rate = attention_flops(settings.batch, settings.heads, t, settings.d_head, causal, window) / spread.median / 1e9
         points.append(
             Point(
                 method,
+                mask,
                 t,
-                backend_name(backend, settings.device) if method == "sdpa" else "",
-                1000 * statistics.median(times[method]),
-                iqr_pct(times[method]),
+                backend_name(backends[mask], settings.device) if method == "sdpa" else "",
+                1000 * spread.median,
+                1000 * spread.min,
+                1000 * spread.iqr,
+                timed[method, mask].noisy,
                 rate,
-                100 * rate / matmul_rate,
-                peak_bytes(run, device) / MIB,
-                settings.working_bytes(method, t, backend) / MIB,
+                100 * min(1.0, rate / matmul_rate),
+                matmul_rate,
+                peak_bytes(calls[method, mask], device) / MIB,
+                settings.working_bytes(method, t, backends[mask], mask) / MIB,
                 score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype) / MIB,
-                max_diff[method],
+                max_diff[method, mask],
             )
         )
     return points
 
 
-def sweep(settings: Settings) -> Iterator[Skipped | Progress | Point | Stopped]:
-    """The refused points first, then per length its progress and its points; Stopped if time runs out."""
-    runs, skipped = plan(settings)
+def predicted_seconds(settings: Settings, points: Sequence[Point], t: int) -> float:
+    """Seconds to measure length ``t`` from ``points``, those of one shorter length: every call's time grows
+    like T² (the matmul reference's too); each run makes ``repeats`` samples of at least SAMPLE_S, a warm-up
+    call and a memory call."""
+    full = attention_flops(settings.batch, settings.heads, points[0].T, settings.d_head)
+    calls = [p.median_ms / 1000 for p in points] + [full / points[0].matmul_gflops / 1e9]
+    growth = (t / points[0].T) ** 2
+    return sum(settings.repeats * max(SAMPLE_S, call * growth) + 2 * call * growth for call in calls)
+
+
+def sweep(settings: Settings, timer: SampleTimer = benchmark_timer) -> Iterator[Skipped | Progress | Point | Stopped]:
+    """The refused points first, then per length its progress and its points; Stopped if time runs out.
+
+    ``timer`` takes one timed sample (see timing.SampleTimer); tests pass a fake one."""
+    runs, skipped = plan_runs(settings)
     yield from skipped
-    work = {t: t * t * len(methods) for t, methods in runs.items() if methods}
-    total, done, last = sum(work.values()) or 1, 0, []
+    work = {t: t * t * len(pairs) for t, pairs in runs.items() if pairs}
+    total, done = sum(work.values()) or 1, 0
     start = time.perf_counter()
-    matmul_rate = matmul_gflops(settings.device, settings.dtype)
+    last: list[Point] = []  # the points of the last length
+    overhead = 0.0  # seconds per length the model below leaves out (profiler, setup), from the last length
     for t in work:
         elapsed = time.perf_counter() - start
-        # Every method's time grows like T²: the last length's runs (warm-up, repeats, memory), scaled.
-        predicted = sum(p.median_ms / 1000 * (settings.repeats + 2) for p in last) * (t / last[0].T) ** 2 if last else 0
-        if last and elapsed + predicted > settings.time_budget:
+        left = {u: predicted_seconds(settings, last, u) + overhead for u in work if u >= t} if last else {}
+        if last and elapsed + left[t] > settings.time_budget:
             yield Stopped(
                 f"Stopped by the {settings.time_budget:g} s time budget before T={t:,}: {elapsed:.1f} s used, and "
-                f"T={t:,} would take about {predicted:.1f} s more (time grows like T²)."
+                f"T={t:,} would take about {left[t]:.1f} s more (time grows like T²)."
             )
             return
-        yield Progress(done / total, f"Measuring T={t:,}: {', '.join(runs[t])}…")
-        last = measure_length(settings, t, runs[t], matmul_rate)
+        estimate = f" (about {sum(left.values()):.0f} s left)" if last else ""
+        names = ", ".join(dict.fromkeys(method for method, _ in runs[t]))
+        yield Progress(done / total, f"Measuring T={t:,}: {names}…{estimate}", sum(left.values()) if last else None)
+        begun = time.perf_counter()
+        last = measure_length(settings, t, runs[t], timer, start + settings.time_budget)
+        overhead = max(0.0, time.perf_counter() - begun - predicted_seconds(settings, last, t))
         yield from last
         done += work[t]
-    yield Progress(1.0, f"Done in {time.perf_counter() - start:.1f} s.")
+    yield Progress(1.0, f"Done in {time.perf_counter() - start:.1f} s.", 0.0)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A run's log-log slopes over the longer half of its lengths (at least two), where the T² term dominates
+    the fixed overheads; noisy points are left out of the time slope."""
+
+    time: SlopeFit  # of the median time; NaN when fewer than two clean lengths are left: too noisy for a slope
+    memory: SlopeFit  # of the peak memory
+    lengths: tuple[int, ...]  # the T the time slope was fitted on
+    noisy: tuple[int, ...]  # the T of that half left out as noisy
+
+
+def fits(points: Sequence[Point]) -> dict[tuple[str, str], Fit]:
+    """Per (method, mask), the slopes of time and peak memory against T (see Fit)."""
+    runs = {
+        (p.method, p.mask): sorted((q for q in points if (q.method, q.mask) == (p.method, p.mask)), key=lambda q: q.T)
+        for p in points
+    }
+    found = {}
+    for key, rows in runs.items():
+        longer = rows[min(len(rows) // 2, max(0, len(rows) - 2)) :]
+        clean = [p for p in longer if not p.noisy]
+        found[key] = Fit(
+            loglog_fit([p.T for p in clean], [p.median_ms for p in clean]),
+            loglog_fit([p.T for p in longer], [p.peak_mib for p in longer]),
+            tuple(p.T for p in clean),
+            tuple(p.T for p in longer if p.noisy),
+        )
+    return found
 
 
 def slopes(points: Sequence[Point]) -> dict[str, tuple[float, float]]:
-    """Per method, the fitted log-log slopes of time and of peak memory against T."""
+    """Per method, plain log-log slopes of time and of peak memory against T over every point, noisy or not
+    (for a sweep with one mask; ``fits`` is the careful one)."""
     by_method = {point.method: [p for p in points if p.method == point.method] for point in points}
     return {
         method: (
@@ -267,9 +414,12 @@ TABLE_COLUMNS = {  # column: (Point field, format)
     "backend": ("backend", "{}"),
     "T": ("T", "{:,}"),
     "median ms": ("median_ms", "{:.2f}"),
+    "mask": ("mask", "{}"),
+    "min ms": ("min_ms", "{:.2f}"),
     "noise (IQR %)": ("iqr_pct", "{:.1f}"),
+    "noisy": ("noisy", "{}"),
     "GFLOP/s": ("gflops", "{:.1f}"),
-    "% of matmul": ("matmul_pct", "{:.0f}"),
+    "% of matmul": ("pct_of_matmul", "{:.0f}"),
     "peak MiB": ("peak_mib", "{:.2f}"),
     "T×T matrix MiB": ("matrix_mib", "{:.2f}"),
     "max |Δ| vs SDPA": ("max_diff", "{:.1e}"),
@@ -283,8 +433,9 @@ def table_row(point: Point) -> dict[str, str]:
 
 def describe(settings: Settings) -> str:
     """One line naming the machine and the settings, for a table's heading."""
+    masks = "" if settings.masks == (("causal",) if settings.causal else ("none",)) else f", masks {', '.join(settings.masks)}"
     return (
         f"{settings.device}, {torch.get_num_threads()} threads, {settings.dtype}, B={settings.batch}, H={settings.heads}, "
-        f"d={settings.d_head}, causal {'on' if settings.causal else 'off'}, {settings.repeats} repeats; "
+        f"d={settings.d_head}, causal {'on' if settings.causal else 'off'}{masks}, {settings.repeats} repeats; "
         f"matmul {matmul_gflops(settings.device, settings.dtype):.1f} GFLOP/s"
     )

@@ -7,6 +7,7 @@ import streamlit as st
 from attn_core import (
     LARGE_NEGATIVE,
     MASK_KINDS,
+    MASKING_WINDOW,
     PAD,
     additive_mask,
     compare_fills,
@@ -27,11 +28,18 @@ from attn_ui.url_state import Param
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
-MASK_LABELS = {"causal": "Causal (look-ahead)", "padding": "Padding", "both": "Causal and padding", "custom": "Custom grid"}
+MASK_LABELS = {
+    "causal": "Causal (look-ahead)",
+    "padding": "Padding",
+    "both": "Causal and padding",
+    "custom": "Custom grid",
+    "window": "Sliding window (local)",
+}
 PARAMS = (
     Param("text", MASKING_SENTENCES, url_state.text),
     Param("mask", "causal", url_state.choice(MASK_KINDS)),
     Param("step", 1, url_state.integer(1, MAX_TOKENS)),
+    Param("window", MASKING_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
 )
 SLIDES = (
@@ -59,6 +67,8 @@ with slides.controls:
         help=f"2 to {MAX_SENTENCES} sentences of different lengths make a padded batch; up to {MAX_TOKENS} tokens each.",
     )
     kind = st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key="mask")
+    if kind == "window":
+        st.slider("Window w", 1, MAX_TOKENS, key="window", help="Keys each query sees: itself and the w − 1 before it.")
 
 sentences = sentences_from_text(st.session_state["text"], MAX_SENTENCES, MAX_TOKENS, MASKING_SENTENCES)
 tokens, lengths = pad_batch(sentences)
@@ -96,6 +106,13 @@ if slides.show(1):
             f"Every query ignores the {PAD} keys, and a {PAD} query sees nothing at all: its row is fully blocked, "
             "so attn_core gives it weights 0 and context 0 (section 4)."
         )
+    elif kind == "window":
+        w = st.session_state["window"]
+        st.markdown(
+            f"A **sliding-window** (local) mask is causal and also forgets: each query sees only the last w = {w} keys, "
+            f"itself included, and none of the {PAD}s. A row costs w dot products instead of up to T, so attention's "
+            "cost grows linearly in T (Longformer, Mistral); the Cost view measures it."
+        )
     elif kind == "causal":
         st.markdown(
             f"A causal mask alone never lets a real token see the {PAD}s after it, but each {PAD} query still "
@@ -110,7 +127,7 @@ if slides.show(1):
         )
         custom = mask_grid(grid_labels)
 
-batch = masked_batch_attention(sentences, kind, custom)
+batch = masked_batch_attention(sentences, kind, custom, window=st.session_state["window"])
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
@@ -163,7 +180,7 @@ if slides.show(2):
                     steps.weights[b, query],
                     sentence,
                     value_title="weight",
-                    title=f"Weights of “{sentence[query]}” at step {step}",
+                    title="Weights of this step's query",  # the same at every step: only the bars' data change
                 )
 
 if slides.show(3):

@@ -198,6 +198,28 @@ def test_masking_link_plays_generation_to_step_three():
         assert bars[b][3:] == [0.0] * 4  # nothing after the third token
 
 
+def test_masking_sliding_window_link_and_slider():
+    """A window of w keys: each query sees itself and the w - 1 keys before it, never a [PAD]; the slider moves it."""
+    at = open_view(MASKING, mask="window", window="2", step="5")
+    assert_clean(at)
+    assert at.slider(key="window").value == 2
+    assert [text for text in texts(at, "markdown") if text.startswith("Step 5:")][
+        0
+    ] == "Step 5: “the” may see 2 of 7 keys: on, the\\."
+    batch = masked_batch_attention(DEFAULT_SENTENCES, "window", window=2)
+    visible = batch.mask[0].int()  # (T, T) for sentence 1: 6 tokens and a [PAD], which sees nothing
+    assert visible.sum(dim=-1).tolist() == [1, 2, 2, 2, 2, 2, 0] and visible.triu(diagonal=1).eq(0).all()
+    matrices = sentence_heatmaps(at, batch)
+    for b in range(3):
+        assert contains(matrices, batch.steps.weights[b])
+    at.slider(key="window").set_value(4).run()
+    assert_clean(at)
+    assert at.query_params["window"] == "4"
+    assert [text for text in texts(at, "markdown") if text.startswith("Step 5:")][0] == (
+        "Step 5: “the” may see 4 of 7 keys: cat, sat, on, the\\."
+    )
+
+
 @pytest.mark.parametrize("kind", ["padding", "both"])
 def test_masking_padding_blocks_pad_rows(kind):
     at = open_view(MASKING, mask=kind)

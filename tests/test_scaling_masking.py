@@ -31,7 +31,7 @@ from attn_core import (
     tokenize,
     weights_with_additive_mask,
 )
-from attn_core.masking import MASKING_D_K, MASKING_D_MODEL
+from attn_core.masking import MASKING_D_K, MASKING_D_MODEL, MASKING_WINDOW, window_mask
 from attn_core.toy import embed_tokens, qkv_projections
 
 # Softmax temperature (source 003).
@@ -157,6 +157,29 @@ def test_build_mask_kinds():
         build_mask("custom", lengths, t, torch.ones(2, 2, dtype=torch.bool))
     with pytest.raises(ValueError):
         build_mask("sideways", lengths, t)
+    window = build_mask("window", lengths, t, window=2)
+    assert torch.equal(window, padding & window_mask(3, 2))
+    assert window[0].int().tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]  # the last two keys, itself included
+
+
+@pytest.mark.parametrize("window", [1, 2, MASKING_WINDOW, 50])
+def test_window_outputs_see_only_the_last_w_tokens(window):
+    """Padded or alone, each real token's context comes from itself and the window - 1 tokens before it."""
+    batch = masked_batch_attention(SENTENCES, "window", window=window)
+    assert batch.window == window and max(difference_from_alone(batch)) < 1e-6
+    weights = batch.steps.weights  # (B, T, T)
+    for b, length in enumerate(batch.lengths):
+        for i in range(length):
+            seen = weights[b, i].nonzero().flatten().tolist()
+            assert seen == list(range(max(0, i - window + 1), i + 1))
+    w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, 0)
+    x = embed_tokens(SENTENCES[0], MASKING_D_MODEL, 0)  # (L, C)
+    local = window_mask(len(SENTENCES[0]), window)
+    alone = F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, attn_mask=local)
+    assert torch.allclose(batch.steps.context[0, : len(SENTENCES[0])], alone, atol=1e-6)
+    if window >= max(batch.lengths):  # a window as long as the text is the causal mask
+        causal = masked_batch_attention(SENTENCES, "both")
+        assert torch.equal(batch.mask, causal.mask) and torch.equal(batch.steps.context, causal.steps.context)
 
 
 @pytest.mark.parametrize("kind", ["causal", "padding", "both"])

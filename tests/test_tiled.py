@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
-from attn_core import padding_mask
+from attn_core import causal_mask, padding_mask
+from attn_core.masking import window_mask
 from attn_core.sweep import Settings, Skipped, plan, runner
 from attn_core.tiled import (
     BLOCK_K,
     BLOCK_Q,
+    TileStats,
     attention_flops,
     naive_attention,
     online_softmax_walk,
@@ -68,9 +71,105 @@ def test_fully_blocked_row_gives_zero_not_nan():
     tiled = tiled_attention(q, k, v, mask=mask, block_q=8, block_k=4)
     assert not tiled.isnan().any()
     assert tiled[:, :, 3].eq(0).all() and tiled[:, :, 11].eq(0).all()
-    assert naive_attention(q, k, v, mask=mask)[:, :, 3].isnan().all()  # what the plain version does
-    others = [i for i in range(20) if i not in (3, 11)]
-    assert torch.allclose(tiled[:, :, others], naive_attention(q, k, v, mask=mask)[:, :, others], atol=1e-10)
+    naive = naive_attention(q, k, v, mask=mask)
+    assert naive[:, :, 3].eq(0).all() and naive[:, :, 11].eq(0).all()  # not the NaN of softmax over only -inf
+    assert torch.allclose(tiled, naive, atol=1e-10)
+    assert torch.allclose(tiled, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-10)
+
+
+def test_window_mask_shape():
+    assert window_mask(5, 2).int().tolist() == [
+        [1, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0],
+        [0, 1, 1, 0, 0],
+        [0, 0, 1, 1, 0],
+        [0, 0, 0, 1, 1],
+    ]
+    assert torch.equal(window_mask(6, 6), causal_mask(6)) and torch.equal(window_mask(6, 100), causal_mask(6))
+    with pytest.raises(ValueError, match="at least 1"):
+        window_mask(4, 0)
+
+
+def padded(lengths: list[int]) -> Tensor:
+    return padding_mask(lengths, 70).unsqueeze(1)  # (B, 1, 1, T)
+
+
+MASKS = {  # name: (tiled_attention's keywords, the same as a boolean mask for T = 70, broadcastable to (B, H, T, T))
+    "window": (dict(window=9), window_mask(70, 9)),
+    "causal": (dict(causal=True), causal_mask(70)),
+    "padding": (dict(key_lengths=[70, 23]), padded([70, 23])),
+    "window and padding": (dict(window=30, key_lengths=[5, 70]), window_mask(70, 30) & padded([5, 70])),
+    "causal and padding": (dict(causal=True, key_lengths=[70, 0]), causal_mask(70) & padded([70, 0])),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("blocks", [(16, 8), (32, 24), (None, None)])
+@pytest.mark.parametrize("name", list(MASKS))
+def test_masks_equal_naive_and_sdpa(name, blocks, dtype):
+    """Masks given as tiled_attention's arguments: it equals naive and SDPA given the same boolean mask, and
+    both give 0 on rows that see nothing (every key of a sequence of length 0; a query whose window holds only
+    padding)."""
+    keywords, mask = MASKS[name]
+    q, k, v = qkv(70, dtype)
+    tiled = tiled_attention(q, k, v, block_q=blocks[0], block_k=blocks[1], **keywords)
+    naive = naive_attention(q, k, v, mask=mask)
+    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert torch.allclose(tiled, naive, atol=1e-5, rtol=0) and torch.allclose(tiled, sdpa, atol=1e-5, rtol=0)
+    empty = ~mask.expand(2, 3, 70, 70).any(dim=-1)  # (B, H, T): rows that see no key
+    assert tiled[empty].eq(0).all() and naive[empty].eq(0).all()
+    if "window" in keywords or "causal" in keywords:
+        plain = {key: value for key, value in keywords.items() if key != "key_lengths"}
+        assert torch.allclose(
+            naive_attention(q, k, v, mask=mask if "key_lengths" in keywords else None, **plain), naive, atol=1e-12
+        )
+    if name in ("window and padding", "causal and padding"):
+        assert empty.any()
+
+
+def test_a_mask_tensor_with_window_and_empty_rows():
+    q, k, v = qkv(50)
+    custom = torch.rand(50, 50, generator=torch.Generator().manual_seed(2)) < 0.5
+    custom[7] = False
+    stats = TileStats()
+    tiled = tiled_attention(q, k, v, window=12, mask=custom, block_q=8, block_k=8, stats=stats)
+    both = custom & window_mask(50, 12)
+    assert torch.allclose(tiled, naive_attention(q, k, v, window=12, mask=custom), atol=1e-10)
+    assert torch.allclose(tiled, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-10)
+    assert tiled[:, :, 7].eq(0).all()
+
+
+def test_window_skips_every_hidden_key_block():
+    """A window of 64 keys over blocks of 64: each query block reads its own key block and the one before."""
+    q, k, v = qkv(1024, torch.float32, batch=1, heads=2)
+    stats = TileStats()
+    tiled_attention(q, k, v, window=64, block_q=64, block_k=64, stats=stats)
+    query_blocks = 1024 // 64
+    assert stats.computed == 2 * query_blocks - 1 and stats.tiles == query_blocks * query_blocks
+    assert stats.skipped == stats.tiles - stats.computed
+    twice = TileStats()
+    tiled_attention(*qkv(2048, torch.float32, batch=1, heads=2), window=64, block_q=64, block_k=64, stats=twice)
+    assert twice.computed == 2 * (2 * query_blocks) - 1  # linear in T
+    causal = TileStats()
+    tiled_attention(q, k, v, causal=True, block_q=64, block_k=64, stats=causal)
+    assert causal.computed == query_blocks * (query_blocks + 1) // 2 and causal.masked == query_blocks
+    full = TileStats()
+    tiled_attention(q, k, v, block_q=64, block_k=64, stats=full)
+    assert full.computed == full.tiles == query_blocks**2 and full.masked == 0
+
+
+def test_padding_skips_key_blocks_past_every_real_length():
+    q, k, v = qkv(256, torch.float32, batch=2, heads=2)
+    stats = TileStats()
+    tiled_attention(q, k, v, key_lengths=[64, 100], block_q=64, block_k=32, stats=stats)
+    # Both batch elements in one chunk of 4 heads: keys up to 100, 4 blocks of 32, per query block.
+    assert stats.computed == 4 * 4 and stats.masked == 4 * 2  # blocks 64-95 and 96-99 cross a real length
+    mask_stats = TileStats()
+    mask = padding_mask([64, 64], 256).unsqueeze(1)  # (B, 1, 1, T)
+    tiled_attention(q, k, v, mask=mask, block_q=64, block_k=32, stats=mask_stats)
+    assert mask_stats.computed == 4 * 2  # a boolean mask's all-False blocks are skipped too
+    with pytest.raises(ValueError, match="one length per batch element"):
+        tiled_attention(q, k, v, key_lengths=[3])
 
 
 def test_causal_skips_key_blocks_above_the_diagonal():
