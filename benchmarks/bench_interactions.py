@@ -7,7 +7,7 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
 - per view and control (every widget of the sidebar and the main area at default settings, found in the page):
   the redraw time of each of N changes that alternate between two values, from the input event (pointer down or
   key down) to the app's ``script_finished`` message with the page fully drawn (p50, p95, min, n);
-- the Cost view's "Run sweep": the time until its progress bar appears, and until the sweep's run ends;
+- the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view and changing
   a few controls, with a sentence of its own), its resident memory (VmRSS, with any child processes) after
   sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM).
@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interactions.py`
     sys.path.insert(0, str(ROOT))
 
+from attn_ui.measure import MEASURE  # noqa: E402
 from attn_ui.page import VIEWS, View  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     SENTENCE,
@@ -60,8 +61,8 @@ RSS_MB = 600
 QUIET_MS = 200  # a redraw is over once no run has finished and no chart has changed for this long
 WAIT_S = 60  # longest wait for one run (a sweep stops at its time budget)
 RENDER_VISITS = 3  # fresh-tab loads and sidebar navigations per view, at most (fewer with --repeats below 3)
-SWEEP_RUNS = 3  # presses of "Run sweep", at most
-RUN_SWEEP = "Run sweep"
+SWEEP_RUNS = 3  # presses of the measure button, at most
+RUN_SWEEP = MEASURE
 PRESENTER = "Presenter mode"  # left alone by the memory sessions: it moves the controls into a popover
 TEXTS = ("stTextArea", "stTextInput")
 NEW_TEXT = "my friend reads an old book"  # for a text control that starts empty
@@ -448,7 +449,7 @@ def navigate_from_home(page, base: str, view: View) -> float:
 
 
 def sweep_sample(page, done: Timing) -> float:
-    """Press "Run sweep": milliseconds until its progress bar appears; the time until the run ends with its charts
+    """Press "Measure on this server": milliseconds until its progress bar appears; the time until the run ends with its charts
     drawn goes to ``done``."""
     button = page.locator("[data-testid='stSidebar']").get_by_role("button", name=RUN_SWEEP, exact=True)
     result = timed(page, lambda arm: click(arm, button))

@@ -7,8 +7,8 @@ the sidebar's links, as a user would), and on each view types a sentence of its 
 changes a few other controls chosen at random (seeded by the session's number; Masking's Play is switched on, left to
 run 3 s, then off). The tours start at different views so that the views are busy at the same time.
 
-Meanwhile session 1 presses the Cost view's "Run sweep" with small settings (Longest T from ``--sweep-t-max``), and, as
-soon as its progress bar shows, session 2 presses "Run sweep" too: the server runs one sweep at a time
+Meanwhile session 1 presses the Cost view's "Measure on this server" with small settings (Longest T from
+``--sweep-t-max``), and as soon as its progress bar shows, session 2 presses it too: the server runs one sweep at a time
 (``attn_ui.measure``), so session 2 must show the lock's message while session 1's sweep runs, then run its own.
 
 Counted: sessions, actions (navigations, text commits, control changes, sweep presses), page errors (Streamlit exception
@@ -205,7 +205,7 @@ class Sampler(threading.Thread):
 @dataclass
 class SessionResult:
     number: int  # 1-based
-    role: str  # "tour", "sweep" (presses Run sweep) or "contender" (presses it while the other sweep runs)
+    role: str  # "tour", "sweep" (presses the measure button) or "contender" (presses it while the other sweep runs)
     actions: int = 0
     answered: dict[str, bool] = field(default_factory=dict)  # view label -> drawn with a title and no exception
     exceptions: list[str] = field(default_factory=list)  # "view · action: first line of the exception box"
@@ -438,7 +438,7 @@ class Session:
 
         start = time.monotonic()
         try:
-            done = self.act("Cost · Run sweep (first)", press, timeout_s=SWEEP_WAIT_S)
+            done = self.act("Cost · measure (first)", press, timeout_s=SWEEP_WAIT_S)
         finally:
             race.ended = time.monotonic()
             race.swept.set()
@@ -469,7 +469,7 @@ class Session:
                 message=message.first.inner_text().strip(),
             )
 
-        done = self.act("Cost · Run sweep (second, while the first runs)", press, timeout_s=SWEEP_WAIT_S)
+        done = self.act("Cost · measure (second, while the first runs)", press, timeout_s=SWEEP_WAIT_S)
         text = self.page.inner_text("[data-testid='stMain']") if done else ""
         waited = next((line.strip() for line in text.splitlines() if LOCK_WAITED in line), None)
         sweep.update(

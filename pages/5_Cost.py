@@ -1,17 +1,16 @@
 """Cost view: time and memory of attention against the sequence length T, measured live."""
 
-import math
-
 import pandas as pd
 import streamlit as st
 
 from attn_core import available_devices
-from attn_core.sweep import DEFAULT_TIME_BUDGET, TABLE_COLUMNS, Settings, default_memory_budget, describe, plan, slopes
+from attn_core.bench import REFERENCE_COMMAND, reference_results
+from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, TABLE_COLUMNS, Settings, default_memory_budget, describe, plan
 from attn_core.tiled import BLOCK_K, BLOCK_Q, online_softmax_walk, random_row, score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
-from attn_ui.measure import Measured, run_sweep
+from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows
 from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
 
@@ -21,19 +20,23 @@ DEFAULT_T_MAX = 1024  # a sweep of a few seconds on a laptop
 D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
-NUMBER_FORMATS = {"median ms": "%.2f", "noise (IQR %)": "%.1f", "GFLOP/s": "%.1f", "% of matmul": "%.0f", "peak MiB": "%.2f"}
+MASKS = {"none": "None", "causal": "Causal", "window": "Sliding window"}
+NUMBER_FORMATS = {
+    "median ms": "%.2f",
+    "min ms": "%.2f",
+    "noise (IQR %)": "%.1f",
+    "GFLOP/s": "%.1f",
+    "% of matmul": "%.0f",
+    "peak MiB": "%.2f",
+}
 PARAMS = (
     Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
     Param("heads", 8, url_state.integer(1, MAX_HEADS)),
     Param("d_head", 64, url_state.nearest(D_HEAD_CHOICES)),
-    Param("causal", False, url_state.on_off, url_state.format_on_off),
+    Param("mask", "none", url_state.choice(MASKS)),
+    Param("window", DEFAULT_WINDOW, url_state.integer(1, max(T_MAX_CHOICES))),
     Param("dtype", "float32", url_state.choice(DTYPES)),
 )
-
-
-def slope_text(slope: float) -> str:
-    """A fitted slope, or why there is none (a method refused at every length but one has nothing to fit)."""
-    return "— (one length only)" if math.isnan(slope) else f"{slope:.2f}"
 
 
 SLIDES = (
@@ -60,7 +63,9 @@ with slides.controls:
     batch = st.number_input("Batch B", 1, 16, 1, key="batch")
     st.number_input("Heads H", 1, MAX_HEADS, key="heads")
     st.select_slider("Head size d", D_HEAD_CHOICES, key="d_head")
-    st.toggle("Causal (each query sees only earlier keys)", key="causal")
+    mask = st.radio("Mask", list(MASKS), format_func=MASKS.get, key="mask", horizontal=True)
+    if mask == "window":
+        st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
     st.select_slider("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
     repeats = st.number_input("Repeats per point", 1, 20, 3, key="repeats", help="Timed runs per method and length.")
     memory_gib = st.number_input(
@@ -72,7 +77,7 @@ with slides.controls:
         help="Points whose estimated memory passes it are refused before the sweep.",
     )
     time_budget = st.number_input("Time budget (s)", 0.01, 300.0, DEFAULT_TIME_BUDGET, key="time_budget")
-    run_pressed = st.button("Run sweep", key="run", type="primary")
+    run_pressed = st.button(MEASURE, key="run", type="primary")
 
 dtype = st.session_state["dtype"]
 if dtype not in supported_dtypes(device):
@@ -86,7 +91,8 @@ settings = Settings(
     heads=st.session_state["heads"],
     d_head=st.session_state["d_head"],
     dtype=dtype,
-    causal=st.session_state["causal"],
+    causal=mask == "causal",
+    masks=(f"window:{st.session_state['window']}" if mask == "window" else mask,),
     device=device,
     lengths=lengths,
     repeats=repeats,
@@ -106,58 +112,50 @@ if slides.show(1):
         st.session_state["cost_sweep"] = measured
     if measured is None:
         st.info(
-            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,} on this server. "
-            f"It stops by itself after the {time_budget:g} s time budget."
+            f"The curves are **reference results** measured on another machine (below). Press **{MEASURE}** to "
+            f"measure T = {lengths[0]:,} … {lengths[-1]:,} here; it stops by itself after the {time_budget:g} s budget."
         )
     elif measured.settings != settings:
         st.info(
-            "The results below were measured with other settings (their caption says which). "
-            f"Press **Run sweep** to measure T = {lengths[0]:,} … {lengths[-1]:,} with these."
+            "This server's results below were measured with other settings (their caption says which). "
+            f"Press **{MEASURE}** to measure T = {lengths[0]:,} … {lengths[-1]:,} with these."
         )
     if measured is not None and measured.stopped:
         st.warning(measured.stopped + (" The points measured so far are shown." if measured.points else ""))
     elif measured is not None and not measured.points:
         st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
+    reference = reference_results()
+    shown_mask = settings.masks[0] if any(p.mask == settings.masks[0] for p in reference.points) else mask
+    sources = {"reference": [p for p in reference.points if p.mask.split(":")[0] == shown_mask.split(":")[0]]}
     if measured is not None and measured.points:
-        fits = slopes(measured.points)
-        by_method = {method: [p for p in measured.points if p.method == method] for method in fits}
-        names = {m: f"{m} · slope {fits[m][0]:.2f}" if not math.isnan(fits[m][0]) else m for m in fits}
-        with row():
-            curves = {names[m]: ([p.T for p in rows], [p.median_ms for p in rows]) for m, rows in by_method.items()}
-            options = {"x_title": "T", "log_x": True, "log_y": True}
-            chart_block(
-                LINE_WIDTH, LINE_HEIGHT, series_lines, curves, y_title="median ms", title="Time per call (log-log)", **options
-            )
-            curves = {m: ([p.T for p in rows], [p.peak_mib for p in rows]) for m, rows in by_method.items()}
-            chart_block(
-                LINE_WIDTH, LINE_HEIGHT, series_lines, curves, y_title="peak MiB", title="Peak memory (log-log)", **options
-            )
-        table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in measured.points])
-        config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-        st.dataframe(table, hide_index=True, column_config=config)
-        if len({p.T for p in measured.points}) < 2:
-            st.caption("A slope needs at least two lengths: raise *Longest T* to see how time and memory grow.")
-        else:
-            rows = [
-                {
-                    "method": m,
-                    "slope of time": slope_text(fit[0]),
-                    "slope of peak memory": slope_text(fit[1]),
-                    "fitted on T": f"{pts[0].T:,} … {pts[-1].T:,}",
-                }
-                for (m, fit), pts in zip(fits.items(), by_method.values(), strict=True)
-            ]
-            st.dataframe(pd.DataFrame(rows), hide_index=True)
-        st.caption(
-            f"{describe(measured.settings)}. Slopes are least-squares fits of log(value) on log(T): 2 means ∝ T², 1 means ∝ T. "
-            f"FLOPs = 4·B·H·T²·d (two matmuls, Q Kᵀ and A V){', halved for causal' if measured.settings.causal else ''}; "
-            "% of matmul compares GFLOP/s with one 1024 × 1024 × 1024 matmul measured here once. Each point: one warm-up, "
-            "then the methods run in turn for every repeat (interleaved); median shown, noise = interquartile range. "
-            "Peak memory comes from a separate run: what the call allocates on top of q, k, v, read from the profiler's "
-            "allocator events on the CPU (torch.cuda.max_memory_allocated on CUDA). SDPA's backend is the dispatcher's "
-            "own choice for these inputs, confirmed by running it alone. Small T is dominated by fixed overheads, so its "
-            "slopes start lower."
+        sources["this server"] = list(measured.points)
+    with row():
+        options = {"x_title": "T", "log_x": True, "log_y": True}
+        time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
+        chart_block(
+            LINE_WIDTH, LINE_HEIGHT, series_lines, time_curves, y_title="median ms", title="Time per call (log-log)", **options
         )
+        chart_block(
+            LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
+        )
+    points = sources.get("this server", sources["reference"])
+    table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in points])
+    config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
+    st.markdown(f"**{'This server' if 'this server' in sources else 'Reference results'}**, every point:")
+    st.dataframe(table, hide_index=True, column_config=config)
+    st.dataframe(pd.DataFrame(slope_rows(sources)), hide_index=True)
+    about = reference.machine
+    st.caption(
+        f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
+        f"{about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
+        + (f" This server: {describe(measured.settings)}." if "this server" in sources else "")
+        + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
+        "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
+        "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
+        "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
+        "% of matmul compares GFLOP/s with the best rate of a matmul of the same shapes, timed in turn with the methods "
+        "(interleaved) at each T, so both see the same load. Peak memory: what a call allocates on top of q, k, v."
+    )
 
 if slides.show(2):
     st.markdown(

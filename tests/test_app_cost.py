@@ -13,6 +13,7 @@ from attn_core.sweep import Settings, plan
 from attn_core.tiled import online_softmax_walk, random_row
 from attn_core.timing import GIB, supported_dtypes
 from attn_ui import measure
+from attn_ui.measure import MEASURE
 from tests.conftest import assert_clean, chart_frames, open_view, texts
 
 COST = "pages/5_Cost.py"
@@ -31,18 +32,44 @@ def points_table(at):
     return next(df.value for df in at.dataframe if "median ms" in df.value.columns)
 
 
-def lengths_by_method(rows: list[dict]) -> dict[str, list[int]]:
+def lengths_by_method(rows: list[dict], source: str = "this server") -> dict[str, list[int]]:
+    """The lengths of each method's curve, of this server's results or of the reference's."""
     found: dict[str, list[int]] = {}
     for row in rows:
-        found.setdefault(row["series"].split(" ")[0], []).append(int(row["T"]))
+        if row["series"].endswith(" (reference)") == (source == "reference"):
+            found.setdefault(row["series"].split(" ")[0], []).append(int(row["T"]))
     return found
 
 
 def swept_view(**query: str):
-    """The Cost view opened with ``query``, after pressing Run sweep (a sweep never starts by itself)."""
+    """The Cost view opened with ``query``, after pressing the measure button (a sweep never starts by itself)."""
     at = open_view(COST, **query)
-    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+    assert not lengths_by_method(time_chart(at))  # the reference results only
     return at.button(key="run").click().run()
+
+
+def test_the_view_opens_with_the_reference_results_and_measures_nothing():
+    at = open_view(COST)
+    assert_clean(at)
+    reference = [128, 256, 512, 1024, 2048, 4096]
+    assert lengths_by_method(time_chart(at), "reference") == {method: reference for method in METHODS}
+    assert not lengths_by_method(time_chart(at)) and at.button(key="run").label == MEASURE
+    assert any("reference results" in message for message in texts(at, "info"))
+    assert len(points_table(at)) == 3 * len(reference)
+    caption = " ".join(texts(at, "caption"))
+    assert "Reference: " in caption and "python -m attn_core.bench --reference" in caption
+    slopes = next(df.value for df in at.dataframe if "slope of time" in df.value.columns)
+    assert set(slopes["results"]) == {"reference"} and slopes["method"].tolist() == list(METHODS)
+
+
+def test_sliding_window_from_a_link_is_measured_and_drawn_with_its_reference():
+    at = swept_view(mask="window", window="256", T_max="512")
+    assert_clean(at)
+    assert at.radio(key="mask").value == "window" and at.number_input(key="window").value == 256
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256, 512] for method in METHODS}
+    assert set(points_table(at)["mask"]) == {"window:256"}
+    assert lengths_by_method(time_chart(at), "reference")["tiled"] == [128, 256, 512, 1024, 2048, 4096]
+    assert "masks window:256" in " ".join(texts(at, "caption"))
 
 
 def test_defaults_run_a_small_sweep_and_draw_it():
@@ -51,7 +78,6 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     lengths = [128, 256, 512, 1024]
     assert lengths_by_method(time_chart(at)) == {method: lengths for method in METHODS}
     assert lengths_by_method(memory_chart(at)) == {method: lengths for method in METHODS}
-    assert all(" · slope " in row["series"] for row in time_chart(at))  # the fitted slope is in the legend
     table = points_table(at)
     assert list(zip(table["method"], table["T"], strict=True)) == [(m, t) for t in lengths for m in METHODS]
     drawn = {(row["series"].split(" ")[0], int(row["T"])): row["median ms"] for row in time_chart(at)}
@@ -63,7 +89,9 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     naive = table[table["method"] == "naive"]
     assert (naive["peak MiB"] >= 2 * naive["T×T matrix MiB"]).all()  # naive holds two T x T matrices
     slopes = next(df.value for df in at.dataframe if "slope of time" in df.value.columns)
-    assert slopes["method"].tolist() == list(METHODS) and slopes["fitted on T"].tolist() == ["128 … 1,024"] * 3
+    measured = slopes[slopes["results"] == "this server"]
+    assert measured["method"].tolist() == list(METHODS)  # fitted over the longer half: 512 and 1,024, unless noisy
+    assert set(measured["fitted on T"]) <= {"512 … 1,024", "too few clean lengths"}
     caption = " ".join(texts(at, "caption"))
     assert "threads" in caption and "4·B·H·T²·d" in caption and "matmul" in caption
 
@@ -89,27 +117,27 @@ def test_extrapolation_and_walkthrough():
 
 
 def test_link_sets_the_controls_and_the_sweep():
-    at = swept_view(T_max="512", heads="2", d_head="16", causal="on", dtype="float32")
+    at = swept_view(T_max="512", heads="2", d_head="16", mask="causal", dtype="float32")
     assert_clean(at)
     assert at.select_slider(key="T_max").value == 512
     assert at.number_input(key="heads").value == 2
     assert at.select_slider(key="d_head").value == 16
-    assert at.toggle(key="causal").value is True
+    assert at.radio(key="mask").value == "causal"
     assert at.selectbox(key="dtype").value == "float32"
     assert lengths_by_method(time_chart(at)) == {method: [128, 256, 512] for method in METHODS}
     assert points_table(at)["T×T matrix MiB"].tolist()[:3] == [2 * 128 * 128 * 4 / 2**20] * 3  # B·H·T²·4 with H = 2
     caption = " ".join(texts(at, "caption"))
-    assert "H=2, d=16, causal on" in caption and "halved for causal" in caption
+    assert "H=2, d=16, causal on" in caption and "the mask lets through" in caption
 
 
 def test_controls_are_written_to_the_url_and_never_start_a_sweep():
     at = swept_view(T_max="256")
     before = points_table(at)
     at.number_input(key="heads").set_value(4)
-    at.toggle(key="causal").set_value(True)
+    at.radio(key="mask").set_value("causal")
     at.select_slider(key="T_max").set_value(512).run()
     assert_clean(at)
-    assert at.query_params["heads"] == "4" and at.query_params["causal"] == "on" and at.query_params["T_max"] == "512"
+    assert at.query_params["heads"] == "4" and at.query_params["mask"] == "causal" and at.query_params["T_max"] == "512"
     assert points_table(at).equals(before)  # the last sweep's results, untouched
     assert any("measured with other settings" in message for message in texts(at, "info"))
     at.button(key="run").click().run()
@@ -123,8 +151,8 @@ def test_huge_T_with_a_small_budget_is_refused_with_the_number():
     warning = " ".join(texts(at, "warning"))
     assert "T=1,048,576 naive needs ≈ 64.0 TiB, over the 10.2 MiB budget; skipped" in warning
     assert "T=1,048,576 tiled needs ≈" in warning
-    assert any("Press **Run sweep**" in message for message in texts(at, "info"))  # sweeps wait for the button
-    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+    assert any(f"Press **{MEASURE}**" in message for message in texts(at, "info"))  # sweeps wait for the button
+    assert not lengths_by_method(time_chart(at))
     at.button(key="run").click().run()
     assert_clean(at)
     measured = lengths_by_method(time_chart(at))
@@ -147,10 +175,10 @@ def test_time_budget_stops_the_sweep_and_keeps_what_it_has():
 
 
 def test_bad_link_values_warn_and_use_defaults():
-    at = open_view(COST, T_max="banana", heads="0", d_head="-3", causal="maybe", dtype="int8")
+    at = open_view(COST, T_max="banana", heads="0", d_head="-3", mask="maybe", dtype="int8")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    for problem in ("T_max = “banana”", "heads = “0”", "d_head = “\\-3”", "causal = “maybe”", "dtype = “int8”"):
+    for problem in ("T_max = “banana”", "heads = “0”", "d_head = “\\-3”", "mask = “maybe”", "dtype = “int8”"):
         assert problem in warning
     assert at.select_slider(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
     at.button(key="run").click().run()
@@ -194,7 +222,7 @@ def test_waiting_too_long_gives_up_with_a_message(monkeypatch):
         lock.release()
     assert_clean(at)
     assert any("Gave up after waiting 0.2 s" in message for message in texts(at, "error"))
-    assert not any(rows and "median ms" in rows[0] for rows in chart_frames(at))
+    assert not lengths_by_method(time_chart(at))
 
 
 def test_running_out_of_memory_stops_with_a_message(monkeypatch):

@@ -43,7 +43,7 @@ WALKS = {
     SCALING: [("seed", 3), ("d_k", 1024), ("scale", 100.0), ("d_k", 1), ("scale", 0.01)],
     MASKING: [("mask", "padding"), ("step", 16), ("mask", "both"), ("mask", "custom"), ("step", 1), ("mask", "causal")],
     MULTI_HEAD: [("heads", 8), ("head", 7), ("d_model", 12), ("heads", 5), ("head", 0), ("seed", 4), ("d_model", 1)],
-    COST: [("T_max", 256), ("heads", 2), ("d_head", 16), ("causal", True), ("batch", 2), ("repeats", 1), ("dtype", "bfloat16")],
+    COST: [("T_max", 256), ("heads", 2), ("d_head", 16), ("mask", "causal"), ("batch", 2), ("repeats", 1), ("dtype", "bfloat16")],
     REAL: [
         ("hide", True),
         ("layer", 5),

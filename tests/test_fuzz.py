@@ -458,7 +458,7 @@ KEEP = {  # a valid, non-default parameter per view that garbage elsewhere must 
     SCALING: ("seed", "3", 3),
     MASKING: ("mask", "padding", "padding"),
     MULTI_HEAD: ("seed", "4", 4),
-    COST: ("causal", "on", True),
+    COST: ("mask", "causal", "causal"),
     REAL: ("hide", "on", True),
 }
 GARBAGE = (
