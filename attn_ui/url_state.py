@@ -66,6 +66,21 @@ def choice(options: Iterable[str]) -> Callable[[str], str]:
     return parse
 
 
+def number(low: float, high: float) -> Callable[[str], float]:
+    """A number from ``low`` to ``high``."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not low <= value <= high:  # also rejects nan
+            raise ValueError(f"expected a number from {low:g} to {high:g}")
+        return value
+
+    return parse
+
+
 def nearest(options: Sequence[float]) -> Callable[[str], float]:
     """A positive number, moved to the nearest of ``options`` (on a log scale): "3" → 3.2."""
     options = tuple(options)

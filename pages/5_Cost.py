@@ -36,6 +36,11 @@ PARAMS = (
     Param("mask", "none", url_state.choice(MASKS)),
     Param("window", DEFAULT_WINDOW, url_state.integer(1, max(T_MAX_CHOICES))),
     Param("dtype", "float32", url_state.choice(DTYPES)),
+    Param("batch", 1, url_state.integer(1, 16)),
+    Param("repeats", 3, url_state.integer(1, 20)),
+    Param("time_budget", DEFAULT_TIME_BUDGET, url_state.number(0.01, 300.0), url_state.format_number),
+    Param("walk_t", 12, url_state.integer(2, 32)),
+    Param("walk_block", 4, url_state.integer(1, 32)),
 )
 
 
@@ -60,14 +65,14 @@ slides = page.Slides(
 with slides.controls:
     device = st.selectbox("Device", available_devices(), key="device") if len(available_devices()) > 1 else "cpu"
     st.selectbox("Element type", list(DTYPES), key="dtype", help="bfloat16 on the CPU, float16 on CUDA.")
-    batch = st.number_input("Batch B", 1, 16, 1, key="batch")
+    batch = st.number_input("Batch B", 1, 16, key="batch")
     st.number_input("Heads H", 1, MAX_HEADS, key="heads")
     st.select_slider("Head size d", D_HEAD_CHOICES, key="d_head")
     mask = st.radio("Mask", list(MASKS), format_func=MASKS.get, key="mask", horizontal=True)
     if mask == "window":
         st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
     st.select_slider("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
-    repeats = st.number_input("Repeats per point", 1, 20, 3, key="repeats", help="Timed runs per method and length.")
+    repeats = st.number_input("Repeats per point", 1, 20, key="repeats", help="Timed runs per method and length.")
     memory_gib = st.number_input(
         "Memory budget (GiB)",
         0.01,
@@ -76,7 +81,7 @@ with slides.controls:
         key=f"memory_gib_{device}",
         help="Points whose estimated memory passes it are refused before the sweep.",
     )
-    time_budget = st.number_input("Time budget (s)", 0.01, 300.0, DEFAULT_TIME_BUDGET, key="time_budget")
+    time_budget = st.number_input("Time budget (s)", 0.01, 300.0, key="time_budget")
     run_pressed = st.button(MEASURE, key="run", type="primary")
 
 dtype = st.session_state["dtype"]
@@ -188,8 +193,9 @@ if slides.show(3):
         "what it would have been with m_new from the start."
     )
     left, right = st.columns(2)
-    t_walk = left.slider("Keys T", 2, 32, 12, key="walk_t")
-    block = right.slider("Block size", 1, t_walk, min(4, t_walk), key="walk_block")
+    t_walk = left.slider("Keys T", 2, 32, key="walk_t")
+    url_state.keep_in("walk_block", range(1, t_walk + 1), min(st.session_state["walk_block"], t_walk))
+    block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)
     st.latex(
         r"m_{new} = \max(m_{old}, \max_j s_j),\quad \ell \leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}},"

@@ -236,3 +236,17 @@ def test_running_out_of_memory_stops_with_a_message(monkeypatch):
     assert any("ran out of memory (CUDA out of memory. Tried to allocate 2.00 GiB)" in w for w in texts(at, "warning"))
     assert lengths_by_method(time_chart(at)) == {method: [128] for method in METHODS}
     assert not measure.sweep_lock().locked()
+
+
+def test_every_control_is_in_the_link():
+    at = open_view(COST, batch="2", repeats="1", time_budget="5", walk_t="8", walk_block="3", mask="window", window="64")
+    assert_clean(at)
+    assert [at.number_input(key=key).value for key in ("batch", "repeats", "time_budget", "window")] == [2, 1, 5.0, 64]
+    assert at.slider(key="walk_t").value == 8 and at.slider(key="walk_block").value == 3
+    walk_table = next(df.value for df in at.dataframe if "running max m" in df.value.columns)
+    assert walk_table["keys"].tolist() == ["0–2", "3–5", "6–7"]
+    at.slider(key="walk_t").set_value(2).run()  # the block (3) no longer fits: it becomes the whole row
+    assert_clean(at)
+    assert at.slider(key="walk_block").value == 2 and at.query_params["walk_t"] == "2"
+    at.number_input(key="time_budget").set_value(7.5).run()
+    assert at.query_params["time_budget"] == "7.5" and at.query_params["batch"] == "2"
