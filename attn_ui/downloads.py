@@ -8,6 +8,7 @@ built on click only (``st.download_button`` with a callable, on its own thread, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,10 @@ from attn_ui import export
 from attn_ui.url_state import Param
 
 SHOWN, LINK_BOX = "_shown", "_link_box"  # session-state keys
+IMAGES = (  # a chart's images: label, renderer, file extension, MIME type
+    ("PNG image, slide size", export.chart_png, "png", "image/png"),
+    ("SVG image", export.chart_svg, "svg", "image/svg+xml"),
+)
 
 
 @dataclass
@@ -29,17 +34,23 @@ class Shown:
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
     charts: dict[str, dict] = field(default_factory=dict)
     run: int = 0  # counts the runs of the view's sections (fragments) since the full run
-    written: dict[str, int] = field(default_factory=dict)  # name -> the run that recorded it
+    written: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, name) -> the run that recorded it
 
-    def name(self, wanted: str) -> str:
-        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where this run has recorded it already; a name recorded
-        by an earlier run (a section drawn again) is reused."""
+    def name(self, wanted: str, kind: str) -> str:
+        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where this run has recorded a ``kind`` ("matrix" or
+        "chart") of that name already; a name recorded by an earlier run (a section drawn again) is reused. A matrix
+        and its chart, recorded in turn, get the same name."""
         found, n = wanted, 1
-        while self.written.get(found) == self.run:
+        while self.written.get((kind, found)) == self.run:
             n += 1
             found = f"{wanted} ({n})"
-        self.written[found] = self.run
+        self.written[kind, found] = self.run
         return found
+
+    def image(self, name: str, render: Callable[[dict], bytes | str]) -> bytes | str:
+        """The chart recorded as ``name``, rendered (titled with its name where it has no title of its own)."""
+        spec = self.charts[name]
+        return render(spec if spec.get("title") else export.titled(spec, name))
 
     def bundle(self) -> bytes:
         return export.view_bundle(self.view, self.query, self.matrices, {}, self.charts, export.installed_versions())
@@ -87,14 +98,15 @@ def keep_chart(name: str, spec: dict) -> None:
     """Record a drawn chart for the view's bundle (a name already taken gets a number)."""
     shown: Shown | None = st.session_state.get(SHOWN)
     if shown is not None:
-        shown.charts[shown.name(name)] = spec
+        shown.charts[shown.name(name, "chart")] = spec
 
 
 def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> None:
-    """Record a matrix for the view's bundle, and offer it as CSV and .npy in a small popover."""
+    """Record a matrix for the view's bundle, and offer it in a small popover: as CSV and .npy, and its chart (drawn
+    next, under the same name) as a slide-size PNG and an SVG."""
     shown: Shown | None = st.session_state.get(SHOWN)
     if shown is not None:
-        name = shown.name(name)  # one of several matrices with the same title gets a number
+        name = shown.name(name, "matrix")  # one of several matrices with the same title gets a number
         shown.matrices[name] = (values, row_labels, col_labels)
     stem = export.file_stem(name)
     with st.popover("Download", icon=":material/download:"):
@@ -114,6 +126,16 @@ def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels
             mime="application/octet-stream",
             on_click="ignore",
         )
+        if shown is not None:
+            for label, render, extension, mime in IMAGES:
+                st.download_button(
+                    key=f"download {name} {extension}",
+                    label=label,
+                    data=lambda render=render: shown.image(name, render),
+                    file_name=f"{stem}.{extension}",
+                    mime=mime,
+                    on_click="ignore",
+                )
 
 
 def section_rerun() -> None:

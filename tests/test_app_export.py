@@ -116,3 +116,15 @@ def test_params_json_reopens_the_same_view_with_the_same_numbers(view, query, do
         exact = array.astype(np.float64)
         assert np.array_equal(np.where(np.isneginf(exact), np.nan, exact), matrix, equal_nan=True)  # masked: -inf
     assert [len(m) for m in shown_matrices(again)] == [len(m) for m in shown_matrices(at)]
+
+
+def test_a_matrix_chart_downloads_as_a_titled_slide_image(downloads):
+    at = open_view(PIPELINE, text="the cat sat on the mat")
+    pngs, svgs = click(at, downloads, "PNG image, slide size"), click(at, downloads, "SVG image")
+    assert len(pngs) == len(svgs) == 11
+    (name, png), (_, svg) = next((p, s) for p, s in zip(pngs, svgs, strict=True) if p[0] == "Attention_weights.png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20]) >= 1920  # IHDR width
+    assert ">Attention weights</text>" in svg and ">mat</text>" in svg  # the matrix's title and its tokens
+    ((_, bundle),) = click(at, downloads, BUNDLE)
+    with zipfile.ZipFile(io.BytesIO(bundle)) as files:
+        assert {"Attention_weights.png", "Attention_weights.svg", "Attention_weights.npy"} <= set(files.namelist())
