@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import export
 from attn_ui.url_state import Param
 
-SHOWN, LINK_BOX = "_shown", "_link_box"  # session-state keys
+SHOWN = "_shown"  # session-state key
 IMAGES = (  # a chart's images: label, renderer, file extension, MIME type
     ("PNG image, slide size", export.chart_png, "png", "image/png"),
     ("SVG image", export.chart_svg, "svg", "image/svg+xml"),
@@ -33,18 +32,16 @@ class Shown:
     query: dict[str, str] = field(default_factory=dict)
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
     charts: dict[str, dict] = field(default_factory=dict)
-    run: int = 0  # counts the runs of the view's sections (fragments) since the full run
-    written: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, name) -> the run that recorded it
+    written: set[tuple[str, str]] = field(default_factory=set)  # (kind, name) of everything recorded
 
     def name(self, wanted: str, kind: str) -> str:
-        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where this run has recorded a ``kind`` ("matrix" or
-        "chart") of that name already; a name recorded by an earlier run (a section drawn again) is reused. A matrix
-        and its chart, recorded in turn, get the same name."""
+        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where a ``kind`` ("matrix" or "chart") of that name is
+        recorded already. A matrix and its chart, recorded in turn, get the same name."""
         found, n = wanted, 1
-        while self.written.get((kind, found)) == self.run:
+        while (kind, found) in self.written:
             n += 1
             found = f"{wanted} ({n})"
-        self.written[kind, found] = self.run
+        self.written.add((kind, found))
         return found
 
     def image(self, name: str, render: Callable[[dict], bytes | str]) -> bytes | str:
@@ -57,18 +54,22 @@ class Shown:
 
 
 def begin(url_path: str) -> None:
-    """At the top of a full run of a view: a fresh record (the link's box comes with ``share``, at the end)."""
+    """At the top of a run of a view: a fresh record of what it draws."""
     st.session_state[SHOWN] = Shown(url_path)
-    st.session_state[LINK_BOX] = None
 
 
 def share(params: tuple[Param, ...]) -> None:
-    """At the end of a full run, in the sidebar: the view's link, ready to copy, and its "Download this view" button."""
+    """At the end of a run, in the sidebar: the link that opens the view as it is now, ready to copy, and the
+    "Download this view" button."""
     shown: Shown = st.session_state[SHOWN]
+    values = {param.key: st.session_state.get(param.key, param.default) for param in params}
+    shown.query = {param.key: param.format(values[param.key]) for param in params}
+    changed = {param.key: shown.query[param.key] for param in params if values[param.key] != param.default}
+    base = (st.context.url or "").removesuffix(f"/{shown.view}")  # the server's address, where the browser says it
     with st.sidebar:
         st.divider()
         st.markdown("**Share and export**")
-        st.session_state[LINK_BOX] = st.empty()
+        st.code(base + export.view_link(shown.view, changed), language=None, wrap_lines=True)
         st.download_button(
             "Download this view",
             data=shown.bundle,
@@ -78,20 +79,6 @@ def share(params: tuple[Param, ...]) -> None:
             icon=":material/folder_zip:",
             help="A zip: params.json (this view's settings), every matrix as .npy and CSV, every chart as PNG and SVG.",
         )
-    show_link(params)
-
-
-def show_link(params: tuple[Param, ...]) -> None:
-    """After the controls (at the end of a full run, or of a section's run): the link that opens the view as it is."""
-    shown: Shown | None = st.session_state.get(SHOWN)
-    box: DeltaGenerator | None = st.session_state.get(LINK_BOX)
-    if shown is None or box is None:
-        return
-    values = {param.key: st.session_state.get(param.key, param.default) for param in params}
-    shown.query = {param.key: param.format(values[param.key]) for param in params}
-    changed = {param.key: shown.query[param.key] for param in params if values[param.key] != param.default}
-    base = (st.context.url or "").removesuffix(f"/{shown.view}")  # the server's address, where the browser says it
-    box.code(base + export.view_link(shown.view, changed), language=None, wrap_lines=True)
 
 
 def keep_chart(name: str, spec: dict) -> None:
@@ -136,10 +123,3 @@ def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels
                     mime=mime,
                     on_click="ignore",
                 )
-
-
-def section_rerun() -> None:
-    """Before a section (fragment) draws again: its names replace what it recorded before."""
-    shown: Shown | None = st.session_state.get(SHOWN)
-    if shown is not None:
-        shown.run += 1

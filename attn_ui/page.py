@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -132,25 +130,6 @@ def publish(params: tuple[Param, ...]) -> None:
     """Call last: the view's controls, and the presenter's mode and slide, written to the URL and the view's link."""
     url_state.publish(params + PRESENTER)
     downloads.share(params + PRESENTER)
-
-
-def live(params: tuple[Param, ...]) -> Callable[[Callable[[], None]], Callable[[], None]]:
-    """Decorator of a section drawn by a function: a change of a control inside it reruns only that section (a
-    Streamlit fragment: only its charts are sent again), and then writes the view's ``params`` to the URL as a full
-    run does. Its controls must be in the main area (a fragment cannot draw into the sidebar)."""
-
-    def wrap(draw: Callable[[], None]) -> Callable[[], None]:
-        @st.fragment
-        @functools.wraps(draw)
-        def section() -> None:
-            downloads.section_rerun()
-            draw()
-            url_state.publish(params + PRESENTER)
-            downloads.show_link(params + PRESENTER)
-
-        return section
-
-    return wrap
 
 
 class Slides:

@@ -84,15 +84,10 @@ def number(low: float, high: float) -> Callable[[str], float]:
 def nearest(options: Sequence[float]) -> Callable[[str], float]:
     """A positive number, moved to the nearest of ``options`` (on a log scale): "3" → 3.2."""
     options = tuple(options)
-    low, high = min(options), max(options)
+    within = number(min(options), max(options))
 
     def parse(raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not low <= value <= high:  # also rejects nan
-            raise ValueError(f"expected a number from {low:g} to {high:g}")
+        value = within(raw)
         return min(options, key=lambda option: abs(math.log(option / value)))
 
     return parse

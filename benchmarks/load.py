@@ -75,6 +75,7 @@ from tests.browser_support import (  # noqa: E402
     exception_texts,
     free_port,
     rerun,
+    server_command,
     visit,
 )
 
@@ -104,23 +105,8 @@ class Server:
 def logged_server(log: Path, limit_s: int = SERVER_LIMIT_S) -> Iterator[Server]:
     """A fresh server of streamlit_app.py in the background, under ``timeout``, its output in ``log``; stopped by PID."""
     port = free_port()
-    command = [
-        "timeout",
-        "-k",
-        "10",
-        str(limit_s),
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "streamlit_app.py",
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-        "--server.fileWatcherType=none",
-        "--browser.gatherUsageStats=false",
-        "--logger.enableRich=false",  # plain tracebacks in the log
-    ]
+    command = ["timeout", "-k", "10", str(limit_s), *server_command(port), "--browser.gatherUsageStats=false"]
+    command.append("--logger.enableRich=false")  # plain tracebacks in the log
     with log.open("w") as output:
         environment = os.environ | {"PYTHONUNBUFFERED": "1"}  # the whole log is there when the server is stopped
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env=environment)

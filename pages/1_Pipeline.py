@@ -220,9 +220,7 @@ if slides.show(4):
             shape=tuple(steps.context.shape),
         )
 
-
-@page.live(PARAMS)
-def one_query() -> None:
+if slides.show(5):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
     query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
     with row():
@@ -230,10 +228,6 @@ def one_query() -> None:
         bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
     st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")
     st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
-
-
-if slides.show(5):
-    one_query()
 
 if slides.show(6):
     row_sums = steps.weights.sum(dim=-1)

@@ -101,9 +101,7 @@ if slides.show(1):
     )
     st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
 
-
-@page.live(PARAMS)
-def head_view() -> None:
+if slides.show(2):
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
     url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
     with st.container(horizontal=True):
@@ -147,13 +145,7 @@ def head_view() -> None:
     closest = ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest_heads(similarity, layer, head))
     st.markdown(f"Most similar heads: {closest}.")
 
-
-if slides.show(2):
-    head_view()
-
-
-@page.live(PARAMS)
-def coreference() -> None:
+if slides.show(3):
     st.markdown(
         "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
         "and to the street in the other. Does any head do that? Here is what the model actually does."
@@ -196,13 +188,7 @@ def coreference() -> None:
         with st.expander(f"All {len(rows)} heads"):
             st.dataframe(table.style.format(precision=3), hide_index=True)
 
-
-if slides.show(3):
-    coreference()
-
-
-@page.live(PARAMS)
-def word_in_contexts() -> None:
+if slides.show(4):
     st.markdown(
         "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
         "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
@@ -241,9 +227,5 @@ def word_in_contexts() -> None:
             title=f"“{contexts.word}” in two sentences: how alike its vectors are",
         )
         st.caption(escape_markdown(embedding_stage_note(contexts)))
-
-
-if slides.show(4):
-    word_in_contexts()
 
 page.publish(PARAMS)

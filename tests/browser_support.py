@@ -37,7 +37,7 @@ EXCEPTION = "[data-testid='stException']"
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"  # 16 distinct words
 RUN_TIMEOUT_S = 90  # the first run of a view on a fresh server imports torch (and may load the real model)
 SERVER_START_S = 60
-_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> the status of each finished run
+_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> [number of finished script runs]
 
 
 def skip_without_browser() -> None:
@@ -82,12 +82,9 @@ def running_app() -> Iterator[str]:
         yield started.base
 
 
-@contextmanager
-def app_server(poll_s: float = 0.5) -> Iterator[AppServer]:
-    """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
-    its health is asked for while it starts."""
-    port = free_port()
-    command = [
+def server_command(port: int) -> list[str]:
+    """The command that serves streamlit_app.py on ``port`` of this machine only, headless."""
+    return [
         sys.executable,
         "-m",
         "streamlit",
@@ -98,7 +95,14 @@ def app_server(poll_s: float = 0.5) -> Iterator[AppServer]:
         "--server.address=127.0.0.1",
         "--server.fileWatcherType=none",  # edits to the sources while tests run must not rerun the pages
     ]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@contextmanager
+def app_server(poll_s: float = 0.5) -> Iterator[AppServer]:
+    """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
+    its health is asked for while it starts."""
+    port = free_port()
+    process = subprocess.Popen(server_command(port), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_until_healthy(base, process, poll_s)
@@ -139,21 +143,15 @@ def browser():
 
 def _count_finished_runs(page, websocket) -> None:
     def on_frame(payload) -> None:
-        message = ForwardMsg.FromString(payload) if isinstance(payload, bytes) else None
-        if message is not None and message.WhichOneof("type") == "script_finished":
-            _finished_runs[page].append(message.script_finished)
+        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
+            _finished_runs[page][0] += 1
 
     websocket.on("framereceived", on_frame)
 
 
 def finished_runs(page) -> int:
     """How many script runs (full or fragment) the app has reported finished to this page."""
-    return len(_finished_runs[page])
-
-
-def last_run_was_a_section(page) -> bool:
-    """Whether the last run the app finished for this page reran one section (a fragment) rather than the page."""
-    return _finished_runs[page][-1] == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+    return _finished_runs[page][0]
 
 
 def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> None:
@@ -181,7 +179,7 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
     if init_script:
         page.add_init_script(init_script)
-    _finished_runs[page] = []
+    _finished_runs[page] = [0]
     page.on("websocket", lambda websocket: _count_finished_runs(page, websocket))
     page.goto(url)
     wait_for_runs(page, 0)
@@ -213,3 +211,22 @@ def settle_layout(page, timeout_s: float = 20, quiet_checks: int = 5) -> None:
 def exception_texts(page) -> list[str]:
     """The text of every exception box the app shows (empty when none)."""
     return [text[:600] for text in page.locator(EXCEPTION).all_inner_texts()]
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick an option of a select box and wait for the rerun it causes. Streamlit 1.67's select box is a combobox
+    whose list a click does not always open; the keyboard does, and a key pressed while the page is still drawing
+    may be lost, so the list is opened again when it does not show."""
+    from playwright.sync_api import Error
+
+    box = page.get_by_role("combobox", name=label, exact=True)
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for attempt in range(3):
+        box.press("ArrowDown")
+        try:
+            wanted.wait_for(timeout=3_000 * (attempt + 1))
+            break
+        except Error:
+            box.press("Escape")
+    with rerun(page):
+        wanted.click()

@@ -10,7 +10,17 @@ import pytest
 
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_ui.page import VIEWS
-from tests.browser_support import EXCEPTION, IDLE, browser, exception_texts, rerun, server, skip_without_browser, visit
+from tests.browser_support import (
+    EXCEPTION,
+    IDLE,
+    browser,
+    choose,
+    exception_texts,
+    rerun,
+    server,
+    skip_without_browser,
+    visit,
+)
 
 skip_without_browser()
 PlaywrightError = pytest.importorskip("playwright.sync_api").Error
@@ -57,20 +67,6 @@ def _step_up(page, label: str) -> None:
     page.locator("[data-testid='stNumberInput']").filter(has_text=label).get_by_role("button", name="Increment").click()
 
 
-def _choose(page, label: str, option: str) -> None:
-    # 1.67's selectbox is a combobox; a click does not always open its list, the keyboard does
-    box = page.get_by_role("combobox", name=label, exact=True)
-    wanted = page.get_by_role("option", name=option, exact=True)
-    for attempt in range(3):  # a key pressed while the page is still redrawing may be lost: try again
-        box.press("ArrowDown")
-        try:
-            wanted.wait_for(timeout=3_000 * (attempt + 1))
-            break
-        except PlaywrightError:
-            box.press("Escape")
-    wanted.click()
-
-
 def _click_label(page, text: str) -> None:
     page.locator("[data-testid='stSidebar'] label").filter(has_text=text).click()
 
@@ -81,9 +77,9 @@ PIPELINE_STEPS = (
     ("Seed +1", lambda page: _step_up(page, "Seed")),
     ("toggle Divide scores by √d_k", lambda page: _click_label(page, "Divide scores by √d_k")),
     ("toggle Add position encodings", lambda page: _click_label(page, "Add position encodings")),
-    ("Query token → 1: friend", lambda page: _choose(page, "Query token", "1: friend")),
-    ("Example → The cat sat on the mat", lambda page: _choose(page, "Example", "The cat sat on the mat")),
-    ("Example → Your sentence", lambda page: _choose(page, "Example", "Your sentence")),
+    ("Query token → 1: friend", lambda page: choose(page, "Query token", "1: friend")),
+    ("Example → The cat sat on the mat", lambda page: choose(page, "Example", "The cat sat on the mat")),
+    ("Example → Your sentence", lambda page: choose(page, "Example", "Your sentence")),
     ("Weights → all-MiniLM-L6-v2", lambda page: _click_label(page, "all-MiniLM-L6-v2, one trained head")),
 )
 
