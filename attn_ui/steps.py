@@ -15,6 +15,7 @@ from attn_core import AttentionSteps
 from attn_ui import downloads
 from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width
 from attn_ui.draw import draw
+from attn_ui.export import unique_labels
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
@@ -29,11 +30,6 @@ def row() -> DeltaGenerator:
 def block(width: int) -> DeltaGenerator:
     """A block of ``width`` pixels in a row (narrower when its column is)."""
     return st.container(width=max(MIN_BLOCK, width))
-
-
-def unique_labels(labels: list[str]) -> list[str]:
-    """Labels made distinct by their position where a token repeats ("the #4")."""
-    return [f"{label} #{i}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
 
 
 def cell_text(value: float) -> str:

@@ -19,10 +19,11 @@ from attn_core import (
 )
 from attn_core.examples import MASKING_SENTENCES
 from attn_ui import page, url_state
+from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import bar_block, matrix_step, numbers_table, row, unique_labels
+from attn_ui.steps import bar_block, matrix_step, numbers_table, row
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
