@@ -1,5 +1,5 @@
-"""Take a view with you: each matrix as CSV and ``.npy`` where it is shown, the view's link, and the whole view as
-one zip (``attn_ui.export`` builds the files).
+"""Take a view with you: each matrix as CSV and ``.npy`` and its chart as PNG and SVG where it is shown, the view's
+link, and the whole view as one zip (``attn_ui.export`` builds the files).
 
 Every run of a view records what it draws (``keep_matrix``, ``keep_chart``) in the session's ``Shown``; the
 "Download this view" button zips that record when it is clicked, so it holds exactly what is on screen. Files are
