@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -18,6 +19,7 @@ from attn_ui import export
 from attn_ui.url_state import Param
 
 SHOWN = "_shown"  # session-state key
+Recipe = tuple[Callable[..., Any], tuple, dict]  # a chart builder of attn_ui.charts, its arguments and options
 IMAGES = (  # a chart's images: label, renderer, file extension, MIME type
     ("PNG image, slide size", export.chart_png, "png", "image/png"),
     ("SVG image", export.chart_svg, "svg", "image/svg+xml"),
@@ -31,7 +33,7 @@ class Shown:
     view: str
     query: dict[str, str] = field(default_factory=dict)
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
-    charts: dict[str, dict] = field(default_factory=dict)
+    charts: dict[str, Recipe] = field(default_factory=dict)
     written: set[tuple[str, str]] = field(default_factory=set)  # (kind, name) of everything recorded
 
     def name(self, wanted: str, kind: str) -> str:
@@ -44,13 +46,20 @@ class Shown:
         self.written.add((kind, found))
         return found
 
+    def chart(self, name: str) -> dict:
+        """The Vega-Lite spec of the chart recorded as ``name``, built again from its recipe."""
+        builder, args, options = self.charts[name]
+        chart = builder(*args, **options)
+        return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+
     def image(self, name: str, render: Callable[[dict], bytes | str]) -> bytes | str:
         """The chart recorded as ``name``, rendered (titled with its name where it has no title of its own)."""
-        spec = self.charts[name]
+        spec = self.chart(name)
         return render(spec if spec.get("title") else export.titled(spec, name))
 
     def bundle(self) -> bytes:
-        return export.view_bundle(self.view, self.query, self.matrices, {}, self.charts, export.installed_versions())
+        charts = {name: self.chart(name) for name in self.charts}
+        return export.view_bundle(self.view, self.query, self.matrices, {}, charts, export.installed_versions())
 
 
 def begin(url_path: str) -> None:
@@ -81,11 +90,12 @@ def share(params: tuple[Param, ...]) -> None:
         )
 
 
-def keep_chart(name: str, spec: dict) -> None:
-    """Record a drawn chart for the view's bundle (a name already taken gets a number)."""
+def keep_chart(name: str, builder: Callable[..., Any], args: tuple, options: dict) -> None:
+    """Record a drawn chart for the view's bundle (a name already taken gets a number): its recipe, not its spec,
+    whose data (a dict per cell) would take megabytes per session."""
     shown: Shown | None = st.session_state.get(SHOWN)
     if shown is not None:
-        shown.charts[shown.name(name, "chart")] = spec
+        shown.charts[shown.name(name, "chart")] = (builder, args, options)
 
 
 def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> None:

@@ -49,4 +49,4 @@ def draw(
     it for the view's bundle under ``name`` (by default its title)."""
     spec = chart_spec(builder.__name__, *args, **options)
     st.vega_lite_chart(spec=spec, width=width, height=height)
-    downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), spec)
+    downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)
