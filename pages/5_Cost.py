@@ -57,7 +57,8 @@ slides = page.Slides(
     (
         "Attention compares every query with every key: for T tokens that is a T × T matrix of scores per head. "
         "Its **time** grows like T² whatever you do; its **memory** need not. Below, three ways to compute the same "
-        "thing run live on this server: **naive** attention that materializes the T × T matrix, PyTorch's "
+        "thing, measured on a reference machine and, on request, on this server: **naive** attention that "
+        "materializes the T × T matrix, PyTorch's "
         "**SDPA** (`scaled_dot_product_attention`, a fused kernel) and attn_core's **tiled** attention, which "
         "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch)."
     ),
