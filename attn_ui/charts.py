@@ -18,6 +18,7 @@ import json
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 FONT_SIZE = 14  # pixels: axis labels, legends, headers
 TITLE_SIZE = 16  # pixels: axis and chart titles
@@ -69,23 +70,25 @@ def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
     return token if len(token) <= limit else token[: limit - 1] + "…"
 
 
-def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
+def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> dict:
     """An axis over integer positions that shows the tokens (duplicates stay distinct).
 
     Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
     axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
     Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
+    Plain dicts here and below, not Altair objects, which check themselves against the schema as they are made
+    (4 ms a heatmap); the tests validate every spec instead.
     """
     names = json.dumps([short_label(label) for label in labels])
     every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
     fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
-    return alt.Axis(
-        title=title,
-        labelExpr=f"{names}[datum.value]",
-        labelAngle=0 if fits_across else -90,
-        labelOverlap=False,
-        values=list(range(0, len(labels), every)),
-    )
+    return {
+        "title": title,
+        "labelExpr": f"{names}[datum.value]",
+        "labelAngle": 0 if fits_across else -90,
+        "labelOverlap": False,
+        "values": list(range(0, len(labels), every)),
+    }
 
 
 # The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
@@ -97,15 +100,16 @@ BOUND_PARAMS = [
 ]
 
 
-def _colour(kind: str) -> alt.Color:
+def _colour(kind: str) -> dict:
     if kind == "mask":
-        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
-        return alt.Color("category:N", scale=scale, title=None, legend=alt.Legend(orient="bottom"))
+        scale = {"domain": ["allowed", "blocked"], "range": [ALLOWED_COLOUR, MASKED_COLOUR]}
+        return {"field": "category", "type": "nominal", "scale": scale, "title": None, "legend": {"orient": "bottom"}}
     if kind == "weights":
-        scale = alt.Scale(scheme="viridis", domain=[0, 1])
+        scale = {"scheme": "viridis", "domain": [0, 1]}
     else:
-        scale = alt.Scale(scheme="blueorange", domain=alt.ExprRef("[-bound, bound]"), domainMid=0)
-    return alt.Color("value:Q", scale=scale, title=None, legend=alt.Legend(orient="bottom", direction="horizontal"))
+        scale = {"scheme": "blueorange", "domain": {"expr": "[-bound, bound]"}, "domainMid": 0}
+    legend = {"orient": "bottom", "direction": "horizontal"}
+    return {"field": "value", "type": "quantitative", "scale": scale, "title": None, "legend": legend}
 
 
 def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
@@ -180,29 +184,28 @@ def heatmap(
     shown_values = np.where(infinite, np.nan, values)
     texts = np.where(infinite, "−∞", np.char.mod("%.2f", np.where(infinite, 0, values)))
     dark = _dark_cells(kind, np.where(infinite, 0, values)) if kind != "mask" else ~masked
-    cells = [
+    rows, cols = np.indices(values.shape).reshape(2, -1)  # (rows · columns,) each: the cells in row-major order
+    cells = pd.DataFrame(
         {
-            "row": i,
-            "col": j,
-            row_title: row_labels[i],
-            col_title: col_labels[j],
-            "value": float(shown_values[i, j]),
-            "masked": bool(masked[i, j]),
-            "category": "blocked" if masked[i, j] else "allowed",
-            "text": str(texts[i, j]),
-            "dark": bool(dark[i, j]),
-            "highlight": i == highlight,
+            "row": rows,
+            "col": cols,
+            row_title: np.asarray(row_labels, dtype=object)[rows],
+            col_title: np.asarray(col_labels, dtype=object)[cols],
+            "value": shown_values.ravel(),
+            "masked": np.broadcast_to(masked, values.shape).ravel(),
+            "category": np.where(masked, "blocked", "allowed").ravel(),
+            "text": texts.ravel(),
+            "dark": dark.ravel(),
+            "highlight": rows == (-1 if highlight is None else highlight),
         }
-        for i in range(n_rows)
-        for j in range(n_cols)
-    ]
+    )
     cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
     position = {
-        "x": {"field": "col", "type": "ordinal", "axis": _axis_dict(col_labels, col_title, cell_width)},
-        "y": {"field": "row", "type": "ordinal", "axis": _axis_dict(row_labels, row_title, cell_height, horizontal=True)},
+        "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
+        "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},
     }
     names = [{"field": row_title, "type": "nominal"}, {"field": col_title, "type": "nominal"}]
-    colour = _colour(kind).to_dict(validate=False)
+    colour = _colour(kind)
     if kind == "mask":
         layers = [
             {"mark": {"type": "rect"}, "encoding": {**position, "color": colour, "tooltip": [*names, {"field": "category"}]}}
@@ -225,9 +228,13 @@ def heatmap(
     return _spec(f"heatmap: {title}", title, cells, kind, **size, layer=layers)
 
 
-def _spec(description: str, title: str, cells: list[dict], kind: str, **view) -> dict:
+def _spec(description: str, title: str, cells: pd.DataFrame, kind: str, **view) -> dict:
     """A hand-written Vega-Lite spec: the app theme's config, a description and title, its cells as the named
-    dataset "cells", the colour scale's bound for a signed ``kind``, and the ``view`` (layers, facets...)."""
+    dataset "cells", the colour scale's bound for a signed ``kind``, and the ``view`` (layers, facets...).
+
+    The cells stay a DataFrame, which ``attn_ui.draw`` sends to the browser as Arrow (building a list of dicts
+    per cell, and Streamlit converting it back to a table, took most of a rerun); ``inline_data`` writes them out
+    as the JSON rows Vega-Lite itself reads."""
     return {
         **({"params": BOUND_PARAMS} if kind == "signed" else {}),
         "$schema": alt.SCHEMA_URL,
@@ -240,32 +247,38 @@ def _spec(description: str, title: str, cells: list[dict], kind: str, **view) ->
     }
 
 
+def inline_data(spec: dict) -> dict:
+    """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
+    a file, a test."""
+    datasets = {
+        name: pa.Table.from_pandas(data, preserve_index=False).to_pylist() if isinstance(data, pd.DataFrame) else data
+        for name, data in spec.get("datasets", {}).items()
+    }
+    return {**spec, "datasets": datasets} if datasets else spec
+
+
 def _layer(mark: dict, encoding: dict, keep: str | None = None) -> dict:
     """One layer of a hand-written spec: a mark, its encoding, and the cells it keeps (a Vega expression)."""
     return {"mark": mark, "encoding": encoding, **({"transform": [{"filter": keep}]} if keep else {})}
 
 
-def _axis_dict(labels: list[str], title: str, step: float, horizontal: bool = False) -> dict:
-    return _label_axis(labels, title, step, horizontal).to_dict(validate=False)
-
-
-def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> alt.Chart:
-    """One value per token as bars (e.g. a query's weights over the keys), every token labelled.
+def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> dict:
+    """One value per token as bars (e.g. a query's weights over the keys), every token labelled; a plain spec,
+    like ``heatmap``.
 
     Draw it in a block ``bars_width(labels)`` wide, BAR_HEIGHT high (``steps.bar_block``).
     """
-    positions = np.arange(len(labels), dtype=np.int32)
-    data = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
-    return (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            x=alt.X("position:O", axis=_label_axis(labels, label_title, MIN_STEP)),
-            y=alt.Y(f"{value_title}:Q"),
-            tooltip=[label_title, alt.Tooltip(f"{value_title}:Q", format=".4f")],
-        )
-        .properties(title=title)
-    )
+    positions = np.arange(len(labels))
+    cells = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
+    encoding = {
+        "x": {"field": "position", "type": "ordinal", "axis": _label_axis(labels, label_title, MIN_STEP)},
+        "y": {"field": value_title, "type": "quantitative"},
+        "tooltip": [
+            {"field": label_title, "type": "nominal"},
+            {"field": value_title, "type": "quantitative", "format": ".4f"},
+        ],
+    }
+    return _spec(f"bars: {title}", title, cells, "", mark={"type": "bar"}, encoding=encoding)
 
 
 def bars_width(labels: list[str]) -> int:
@@ -357,10 +370,9 @@ def heatmap_grid(
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape[2:]
-    cells = [  # numbers only: names are looked up by the transforms below (72 heads of 18 tokens: 23,000 cells)
-        {"panel_row": i, "panel_col": j, "row": r, "col": c, "value": float(values[i, j, r, c])}
-        for i, j, r, c in np.ndindex(values.shape)
-    ]
+    # Numbers only: names are looked up by the transforms below (72 heads of 18 tokens: 23,000 cells).
+    panel_row, panel_col, rows, cols = np.indices(values.shape).reshape(4, -1)  # (cells,) each, row-major
+    cells = pd.DataFrame({"panel_row": panel_row, "panel_col": panel_col, "row": rows, "col": cols, "value": values.ravel()})
     names = {panel_row_title: ("panel_row", panel_rows), panel_col_title: ("panel_col", panel_cols)}
     names |= {row_title: ("row", row_labels), col_title: ("col", col_labels)}
     spacing = 4
@@ -379,7 +391,7 @@ def heatmap_grid(
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "axis": None},
             "y": {"field": "row", "type": "ordinal", "axis": None},
-            "color": _colour(kind).to_dict(validate=False),
+            "color": _colour(kind),
             "tooltip": [*tooltip, {"field": "value", "type": "quantitative", "format": ".4f"}],
         },
     }

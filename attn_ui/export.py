@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 import vl_convert as vlc
 
+from attn_ui.charts import inline_data
+
 SLIDE_WIDTH = 1920  # pixels: a PNG at least this wide fills a full-HD slide
 SCALE = 2  # a PNG has at least twice the pixels of the chart on screen
 TEXT_COLOUR = "#31333F"  # Streamlit's light theme text
@@ -70,7 +72,7 @@ def light(spec: dict) -> dict:
 
 def chart_svg(spec: dict) -> str:
     """A chart as an SVG document, in the light theme, at its size on screen."""
-    return vlc.vegalite_to_svg(light(spec), vl_version=_vega_lite_version(spec))
+    return vlc.vegalite_to_svg(light(inline_data(spec)), vl_version=_vega_lite_version(spec))
 
 
 def chart_png(spec: dict, width: int | None = SLIDE_WIDTH, scale: float = SCALE) -> bytes:
