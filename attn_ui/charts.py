@@ -1,7 +1,12 @@
-"""Every chart of the app, built with Altair in one place, with one theme.
+"""Every chart of the app, in one place, with one theme: each a Vega-Lite spec written as a dict.
 
-The theme (registered once, below) sets text sizes readable from the back of a lecture hall; colours
-of text and background come from Streamlit's light or dark theme, so charts follow the active one.
+Plain specs rather than Altair's objects: Altair checked each object against the JSON schema as it was made, which
+was most of a rerun (30 ms a heatmap), and importing it added half a second to the server's start. The tests
+validate every builder's output against the schema instead (tests/test_charts.py).
+
+The theme (``CONFIG``) sets text sizes readable from the back of a lecture hall; colours of text and background
+come from Streamlit's light or dark theme, so charts follow the active one. Each chart's data is a DataFrame, its
+dataset "cells"; a spec does not depend on the values otherwise, so new values update a chart in place.
 
 Colour conventions: a sequential scale for attention weights (0..1) that reads in grayscale and
 for colour-blind viewers, a diverging scale centred on 0 for scores and other signed values, two
@@ -15,7 +20,6 @@ from __future__ import annotations
 
 import json
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -28,6 +32,7 @@ ALLOWED_COLOUR = "#1f77b4"
 HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
 CHAR_WIDTH = 8.5  # pixels of one label character at FONT_SIZE, a generous average
+TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, TITLE_SIZE + 2)
 MIN_STEP = 20  # pixels per token row or column: a 14-px label fits, rotated or not
 MIN_INDEX_STEP = 10  # pixels per row or column numbering features, labelled every other one
 MAX_STEP = 44  # pixels per cell at most
@@ -41,8 +46,7 @@ BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
-THEME = "attention_explorer"
-alt.data_transformers.disable_max_rows()  # every chart's size is bounded by its view (tokens, heads, lengths)
+SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # the Vega-Lite of Streamlit 1.67 and Altair 6
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
 THEME_CSS = """<style>
@@ -51,19 +55,15 @@ THEME_CSS = """<style>
 </style>"""
 
 
-@alt.theme.register(THEME, enable=True)
-def _theme() -> alt.theme.ThemeConfig:
-    """Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them."""
-    return {
-        "config": {
-            # labelFlush off: Streamlit's theme shifts the first and last labels inwards, onto their neighbours.
-            "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0, "labelFlush": False},
-            "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
-            "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
-            "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
-            "text": {"fontSize": CELL_FONT_SIZE},
-        }
-    }
+# Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them.
+CONFIG = {
+    # labelFlush off: Streamlit's theme shifts the first and last labels inwards, onto their neighbours.
+    "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0, "labelFlush": False},
+    "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
+    "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
+    "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
+    "text": {"fontSize": CELL_FONT_SIZE},
+}
 
 
 def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
@@ -76,8 +76,6 @@ def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = F
     Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
     axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
     Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
-    Plain dicts here and below, not Altair objects, which check themselves against the schema as they are made
-    (4 ms a heatmap); the tests validate every spec instead.
     """
     names = json.dumps([short_label(label) for label in labels])
     every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
@@ -155,6 +153,11 @@ def heatmap_width(row_labels: list[str], col_labels: list[str], max_width: int =
     return int(len(col_labels) * cell_width) + _label_room(row_labels)
 
 
+def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
+    """Pixels a chart's title and subtitle lines take across, about."""
+    return int(max([len(title) * TITLE_CHAR_WIDTH] + [len(line) * CHAR_WIDTH for line in subtitle]))
+
+
 def heatmap(
     values: np.ndarray,
     row_labels: list[str],
@@ -164,6 +167,7 @@ def heatmap(
     row_title: str = "query",
     col_title: str = "key",
     title: str = "",
+    subtitle: tuple[str, ...] = (),
     max_width: int = MAX_WIDTH,
     max_height: int = MAX_HEIGHT,
     highlight: int | None = None,
@@ -172,8 +176,7 @@ def heatmap(
 
     ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked". ``-inf`` cells (masked scores)
     are drawn grey and labelled "masked". ``highlight`` outlines one row (e.g. the query at a generation step).
-    Written as a plain spec (with the app theme's config) rather than through Altair's objects: a page draws up
-    to a dozen heatmaps, and Altair took about 30 ms to build each; the tests validate it against the schema.
+    ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its images carry them.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -225,10 +228,11 @@ def heatmap(
         layers.append(_layer(outline, position, "datum.highlight"))  # a field, so a new row changes only the data
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
-    return _spec(f"heatmap: {title}", title, cells, kind, **size, layer=layers)
+    heading = {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
+    return _spec(f"heatmap: {title}", heading, cells, kind, **size, layer=layers)
 
 
-def _spec(description: str, title: str, cells: pd.DataFrame, kind: str, **view) -> dict:
+def _spec(description: str, title: str | dict, cells: pd.DataFrame, kind: str, **view) -> dict:
     """A hand-written Vega-Lite spec: the app theme's config, a description and title, its cells as the named
     dataset "cells", the colour scale's bound for a signed ``kind``, and the ``view`` (layers, facets...).
 
@@ -237,8 +241,8 @@ def _spec(description: str, title: str, cells: pd.DataFrame, kind: str, **view) 
     as the JSON rows Vega-Lite itself reads."""
     return {
         **({"params": BOUND_PARAMS} if kind == "signed" else {}),
-        "$schema": alt.SCHEMA_URL,
-        "config": _theme()["config"],
+        "$schema": SCHEMA_URL,
+        "config": CONFIG,
         "description": description,
         "title": title,
         "datasets": {"cells": cells},
@@ -263,8 +267,7 @@ def _layer(mark: dict, encoding: dict, keep: str | None = None) -> dict:
 
 
 def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> dict:
-    """One value per token as bars (e.g. a query's weights over the keys), every token labelled; a plain spec,
-    like ``heatmap``.
+    """One value per token as bars (e.g. a query's weights over the keys), every token labelled.
 
     Draw it in a block ``bars_width(labels)`` wide, BAR_HEIGHT high (``steps.bar_block``).
     """
@@ -297,13 +300,14 @@ def lines(
     log_y: bool = False,
     marker: float | None = None,
     title: str = "",
-) -> alt.LayerChart:
+) -> dict:
     """Curves of y against x, one colour per series of ``measured``.
 
     Without ``theory`` the measured series are lines with points. With it, measured values are
     points and each theory curve (keyed like the measured series it predicts) a dashed line of
-    the same colour. ``marker`` draws a vertical rule at that x. A log x axis is in base 2 with
-    a tick at every x (e.g. d_k = 1, 2, 4 ... 1024). Column names must not contain quotes.
+    the same colour. ``marker`` draws a vertical rule at that x (a row of the data, so that moving it changes
+    only the data). A log x axis is in base 2 with a tick at every x (e.g. d_k = 1, 2, 4 ... 1024).
+    Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, lines, ...)``.
     """
     frames = [
@@ -311,36 +315,48 @@ def lines(
         for source, curves in (("measured", measured), ("theory", theory or {}))
         for name, y in curves.items()
     ]
-    data = pd.concat(frames, ignore_index=True)
-    base = alt.Chart(data).encode(
-        x=_x_scale(x_title, sorted(set(data[x_title])), log_x),
-        y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
-        color=_series_colour(list(measured)),
-        tooltip=["series", "source", alt.Tooltip(f"{x_title}:Q", format="g"), alt.Tooltip(f"{y_title}:Q", format=".4g")],
-    )
-    points = base.transform_filter("datum.source == 'measured'").mark_point(filled=True, size=60)
-    if theory:
-        layers = [base.transform_filter("datum.source == 'theory'").mark_line(strokeDash=[6, 4]), points]
-    else:
-        layers = [base.mark_line(), points]
     if marker is not None:
-        rule = alt.Chart(pd.DataFrame({x_title: [float(marker)]})).mark_rule(color="grey", strokeDash=[2, 2])
-        layers.append(rule.encode(x=f"{x_title}:Q"))
-    return alt.layer(*layers).properties(title=title)
+        frames.append(pd.DataFrame({x_title: [float(marker)], "source": ["marker"]}))
+    cells = pd.concat(frames, ignore_index=True)
+    x_ticks = sorted(set(np.asarray(x, dtype=float)))
+    encoding = {
+        "x": _x_encoding(x_title, x_ticks, log_x),
+        "y": _y_encoding(y_title, log_y),
+        "color": _series_colour(list(measured)),
+        "tooltip": [
+            {"field": "series", "type": "nominal"},
+            {"field": "source", "type": "nominal"},
+            {"field": x_title, "type": "quantitative", "format": "g"},
+            {"field": y_title, "type": "quantitative", "format": ".4g"},
+        ],
+    }
+    points = _layer({"type": "point", "filled": True, "size": 60}, encoding, "datum.source == 'measured'")
+    if theory:
+        layers = [_layer({"type": "line", "strokeDash": [6, 4]}, encoding, "datum.source == 'theory'"), points]
+    else:
+        layers = [_layer({"type": "line"}, encoding, "datum.source == 'measured'"), points]
+    if marker is not None:
+        rule = {"type": "rule", "color": "grey", "strokeDash": [2, 2]}
+        layers.append(_layer(rule, {"x": {"field": x_title, "type": "quantitative"}}, "datum.source == 'marker'"))
+    return _spec(f"lines: {title}", title, cells, "", layer=layers)
 
 
-def _x_scale(x_title: str, ticks: list[float], log_x: bool) -> alt.X:
+def _x_encoding(x_title: str, ticks: list[float], log_x: bool) -> dict:
     """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
     if not log_x:
-        return alt.X(f"{x_title}:Q")
+        return {"field": x_title, "type": "quantitative"}
     shown = ticks if len(ticks) <= 8 else ticks[::2]
-    return alt.X(f"{x_title}:Q", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=shown, labelOverlap=False))
+    scale = {"type": "log", "base": 2}
+    return {"field": x_title, "type": "quantitative", "scale": scale, "axis": {"values": shown, "labelOverlap": False}}
 
 
-def _series_colour(names: list[str]) -> alt.Color:
-    return alt.Color(
-        "series:N", title=None, sort=names, scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="top", columns=2)
-    )
+def _y_encoding(y_title: str, log_y: bool) -> dict:
+    return {"field": y_title, "type": "quantitative", **({"scale": {"type": "log"}} if log_y else {})}
+
+
+def _series_colour(names: list[str]) -> dict:
+    legend = {"orient": "top", "columns": 2}
+    return {"field": "series", "type": "nominal", "title": None, "sort": names, "scale": {"scheme": "tableau10"}, "legend": legend}
 
 
 def heatmap_grid(
@@ -364,7 +380,7 @@ def heatmap_grid(
 
     Every panel is always visible: a single row of panels wraps into as many rows as it needs (panels of at
     least WRAPPED_PANEL pixels); in a grid the panels shrink until a row of them fits ``max_width``.
-    Hovering a cell names its panel, tokens and value. Written as a plain Vega-Lite spec, like ``heatmap``.
+    Hovering a cell names its panel, tokens and value.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -419,33 +435,33 @@ def labelled_lines(
     point_title: str,
     series_title: str,
     title: str = "",
-) -> alt.Chart:
+) -> dict:
     """One line per series over ordered points, e.g. a similarity per layer for each pair of sentences:
     ``values`` is (series, points).
 
     Draw it with an explicit height: ``steps.chart_block(width, height, labelled_lines, ...)``.
     """
     values = np.asarray(values, dtype=float)
-    series_index, point_index = (index.ravel() for index in np.indices(values.shape, dtype=np.int32))
-    data = pd.DataFrame(
+    series_index, point_index = np.indices(values.shape).reshape(2, -1)  # (series · points,) each, row-major
+    cells = pd.DataFrame(
         {
             "position": point_index,
-            point_title: [points[j] for j in point_index],
-            series_title: [series[i] for i in series_index],
+            point_title: np.asarray(points, dtype=object)[point_index],
+            series_title: np.asarray(series, dtype=object)[series_index],
             value_title: values.ravel(),
         }
     )
-    return (
-        alt.Chart(data)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("position:O", axis=_label_axis(points, point_title, 2 * MIN_STEP)),
-            y=alt.Y(f"{value_title}:Q", scale=alt.Scale(zero=False)),
-            color=alt.Color(f"{series_title}:N", legend=alt.Legend(orient="bottom", columns=1)),
-            tooltip=[series_title, point_title, alt.Tooltip(f"{value_title}:Q", format=".4f")],
-        )
-        .properties(title=title)
-    )
+    encoding = {
+        "x": {"field": "position", "type": "ordinal", "axis": _label_axis(points, point_title, 2 * MIN_STEP)},
+        "y": {"field": value_title, "type": "quantitative", "scale": {"zero": False}},
+        "color": {"field": series_title, "type": "nominal", "legend": {"orient": "bottom", "columns": 1}},
+        "tooltip": [
+            {"field": series_title, "type": "nominal"},
+            {"field": point_title, "type": "nominal"},
+            {"field": value_title, "type": "quantitative", "format": ".4f"},
+        ],
+    }
+    return _spec(f"lines: {title}", title, cells, "", mark={"type": "line", "point": True}, encoding=encoding)
 
 
 def series_lines(
@@ -456,22 +472,27 @@ def series_lines(
     log_x: bool = False,
     log_y: bool = False,
     title: str = "",
-) -> alt.LayerChart:
+) -> dict:
     """Lines with points, one colour per series, each series with its own x values: ``series`` maps
     a name to (x, y), so one series may stop before another (e.g. a method refused at long lengths).
 
-    A log x axis is in base 2 with a tick at every x. Column names must not contain quotes.
+    A log x axis is in base 2 with a tick at every x. Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, series_lines, ...)``.
     """
     frames = [
         pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name})
         for name, (x, y) in series.items()
     ]
-    data = pd.concat(frames, ignore_index=True)
-    base = alt.Chart(data).encode(
-        x=_x_scale(x_title, sorted(set(data[x_title])), log_x),
-        y=alt.Y(f"{y_title}:Q", scale=alt.Scale(type="log") if log_y else alt.Scale()),
-        color=_series_colour(list(series)),
-        tooltip=["series", alt.Tooltip(f"{x_title}:Q", format=","), alt.Tooltip(f"{y_title}:Q", format=".4g")],
-    )
-    return alt.layer(base.mark_line(), base.mark_point(filled=True, size=60)).properties(title=title)
+    cells = pd.concat(frames, ignore_index=True)
+    encoding = {
+        "x": _x_encoding(x_title, sorted(set(cells[x_title])), log_x),
+        "y": _y_encoding(y_title, log_y),
+        "color": _series_colour(list(series)),
+        "tooltip": [
+            {"field": "series", "type": "nominal"},
+            {"field": x_title, "type": "quantitative", "format": ","},
+            {"field": y_title, "type": "quantitative", "format": ".4g"},
+        ],
+    }
+    layers = [_layer({"type": "line"}, encoding), _layer({"type": "point", "filled": True, "size": 60}, encoding)]
+    return _spec(f"lines: {title}", title, cells, "", layer=layers)

@@ -49,8 +49,7 @@ class Shown:
     def chart(self, name: str) -> dict:
         """The Vega-Lite spec of the chart recorded as ``name``, built again from its recipe."""
         builder, args, options = self.charts[name]
-        chart = builder(*args, **options)
-        return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+        return builder(*args, **options)
 
     def image(self, name: str, render: Callable[[dict], bytes | str]) -> bytes | str:
         """The chart recorded as ``name``, rendered (titled with its name where it has no title of its own)."""
@@ -98,38 +97,48 @@ def keep_chart(name: str, builder: Callable[..., Any], args: tuple, options: dic
         shown.charts[shown.name(name, "chart")] = (builder, args, options)
 
 
-def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> None:
+def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> str:
     """Record a matrix for the view's bundle, and offer it in a small popover: as CSV and .npy, and its chart (drawn
-    next, under the same name) as a slide-size PNG and an SVG."""
+    next, under the same name) as a slide-size PNG and an SVG. Returns the name it is recorded under.
+
+    The popover's buttons are made only while it is open (a rerun opens it): four buttons per matrix on every rerun
+    were 44 widgets on the Pipeline view."""
     shown: Shown | None = st.session_state.get(SHOWN)
     if shown is not None:
         name = shown.name(name, "matrix")  # one of several matrices with the same title gets a number
         shown.matrices[name] = (values, row_labels, col_labels)
+    with st.popover("Download", icon=":material/download:", key=f"download menu {name}", on_change="rerun") as menu:
+        if menu.open:
+            matrix_buttons(name, values, row_labels, col_labels, shown)
+    return name
+
+
+def matrix_buttons(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str], shown: Shown | None) -> None:
+    """A matrix's download buttons; its chart's too where it is recorded in ``shown``."""
     stem = export.file_stem(name)
-    with st.popover("Download", icon=":material/download:"):
-        st.download_button(
-            key=f"download {name} csv",
-            label="CSV, with token labels",
-            data=lambda: export.matrix_csv(values, row_labels, col_labels),
-            file_name=f"{stem}.csv",
-            mime="text/csv",
-            on_click="ignore",
-        )
-        st.download_button(
-            key=f"download {name} npy",
-            label=f".npy, exact {values.dtype}",
-            data=lambda: export.matrix_npy(values),
-            file_name=f"{stem}.npy",
-            mime="application/octet-stream",
-            on_click="ignore",
-        )
-        if shown is not None:
-            for label, render, extension, mime in IMAGES:
-                st.download_button(
-                    key=f"download {name} {extension}",
-                    label=label,
-                    data=lambda render=render: shown.image(name, render),
-                    file_name=f"{stem}.{extension}",
-                    mime=mime,
-                    on_click="ignore",
-                )
+    st.download_button(
+        key=f"download {name} csv",
+        label="CSV, with token labels",
+        data=lambda: export.matrix_csv(values, row_labels, col_labels),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        on_click="ignore",
+    )
+    st.download_button(
+        key=f"download {name} npy",
+        label=f".npy, exact {values.dtype}",
+        data=lambda: export.matrix_npy(values),
+        file_name=f"{stem}.npy",
+        mime="application/octet-stream",
+        on_click="ignore",
+    )
+    if shown is not None:
+        for label, render, extension, mime in IMAGES:
+            st.download_button(
+                key=f"download {name} {extension}",
+                label=label,
+                data=lambda render=render: shown.image(name, render),
+                file_name=f"{stem}.{extension}",
+                mime=mime,
+                on_click="ignore",
+            )

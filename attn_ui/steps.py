@@ -1,4 +1,4 @@
-"""Drawing one named step of a computation: its formula, its shape, its matrix."""
+"""Drawing one named step of a computation: its matrix, titled with its formula and shape."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from torch import Tensor
 
 from attn_core import AttentionSteps
 from attn_ui import downloads
-from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width
+from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width, title_width
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
+from attn_ui.formula import plain_formula
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
@@ -59,18 +60,16 @@ def matrix_step(
     max_width: int = MAX_WIDTH,
     highlight: int | None = None,
 ) -> None:
-    """Name, formula, shape and heatmap of one matrix in a block of its own width; its numbers too when it is small.
+    """Heatmap of one matrix titled with its name, formula and shape, in a block of its own width; its download
+    menu; its numbers too when it is small. Title, formula and shape are part of the chart, so its images carry them.
 
     ``shape`` is the full tensor's shape when ``tensor`` is one slice of a batch; ``highlight`` outlines one row.
     Inside a ``row()`` several steps sit side by side as long as the column is wide enough.
     """
     exact = tensor.detach().cpu().numpy()
     matrix = exact.astype(np.float64)
-    with block(heatmap_width(row_labels, col_labels, max_width)):
-        with st.container(horizontal=True, vertical_alignment="center"):
-            st.markdown(f"**{title}** · shape `{tuple(shape or matrix.shape)}`", width="content")
-            downloads.keep_matrix(title, exact, row_labels, col_labels)
-        st.latex(formula)
+    subtitle = (plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
+    with block(max(heatmap_width(row_labels, col_labels, max_width), title_width(title, subtitle))):
         draw(
             heatmap,
             matrix,
@@ -79,13 +78,18 @@ def matrix_step(
             kind=kind,
             row_title=row_title,
             col_title=col_title,
+            title=title,
+            subtitle=subtitle,
             max_width=max_width,
             highlight=highlight,
-            name=title,
         )
-        if matrix.size <= TABLE_UP_TO and kind != "mask":
-            with st.expander(f"Numbers of {title}"):
-                st.dataframe(numbers_table(matrix, row_labels, col_labels))
+        with st.container(horizontal=True, gap="small"):
+            name = downloads.keep_matrix(title, exact, row_labels, col_labels)
+            if matrix.size <= TABLE_UP_TO and kind != "mask":
+                # Made only while open (opening it reruns the page): a dozen tables took a fifth of every rerun.
+                with st.expander("Numbers", key=f"numbers {name}", on_change="rerun") as numbers:
+                    if numbers.open:
+                        st.dataframe(numbers_table(matrix, row_labels, col_labels))
 
 
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,6 +49,26 @@ def chart_frames(at: AppTest) -> list[list[dict]]:
             rows += pa.ipc.open_stream(dataset.data.data).read_all().to_pylist()
         charts.append(rows)
     return charts
+
+
+def chart_headings(at: AppTest) -> list[str]:
+    """Per chart on the page, its title and subtitle lines, one per line."""
+    headings = []
+    for chart in at.get("vega_lite_chart"):
+        title = json.loads(chart.proto.spec).get("title", "")
+        headings.append("\n".join([title["text"], *title.get("subtitle", [])]) if isinstance(title, dict) else title)
+    return headings
+
+
+def open_all(at: AppTest, kind: str, key: str | None = None) -> AppTest:
+    """Open every lazy ``kind`` block ("expander" or "popover", made with a key and ``on_change="rerun"``), or the
+    one with this key, as a click does: through its state; then rerun."""
+    for block in at.get(kind):
+        proto = block.proto.popover if kind == "popover" else block.proto
+        block_key = proto.id.split("-", 2)[2] if proto.id else None  # ids read "$$ID-<hash>-<key>"
+        if block_key and key in (None, block_key):
+            at.session_state[block_key] = True
+    return at.run()
 
 
 def texts(at: AppTest, kind: str) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
 PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
 BUNDLE = "Download this view"
@@ -60,6 +60,8 @@ def shown_matrices(at) -> list[np.ndarray]:
 def test_every_pipeline_matrix_downloads_as_csv_and_npy_with_its_labels(downloads):
     at = open_view(PIPELINE, text="the cat sat on the mat")
     assert_clean(at)
+    assert [b.proto.label for b in at.get("download_button")] == [BUNDLE]  # a matrix's menu makes its buttons when opened
+    open_all(at, "popover")
     csvs, arrays = click(at, downloads, "CSV, with token labels"), click(at, downloads, ".npy, exact float32")
     names = [name for name, _ in arrays]
     assert names == [
@@ -119,12 +121,13 @@ def test_params_json_reopens_the_same_view_with_the_same_numbers(view, query, do
 
 
 def test_a_matrix_chart_downloads_as_a_titled_slide_image(downloads):
-    at = open_view(PIPELINE, text="the cat sat on the mat")
+    at = open_all(open_view(PIPELINE, text="the cat sat on the mat"), "popover")
     pngs, svgs = click(at, downloads, "PNG image, slide size"), click(at, downloads, "SVG image")
     assert len(pngs) == len(svgs) == 11
     (name, png), (_, svg) = next((p, s) for p, s in zip(pngs, svgs, strict=True) if p[0] == "Attention_weights.png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20]) >= 1920  # IHDR width
     assert ">Attention weights</text>" in svg and ">mat</text>" in svg  # the matrix's title and its tokens
+    assert ">A = softmax_keys(S')<" in svg and ">shape (1, 6, 6)<" in svg  # its formula and shape (subtitle lines)
     ((_, bundle),) = click(at, downloads, BUNDLE)
     with zipfile.ZipFile(io.BytesIO(bundle)) as files:
         assert {"Attention_weights.png", "Attention_weights.svg", "Attention_weights.npy"} <= set(files.namelist())

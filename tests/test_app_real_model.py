@@ -8,7 +8,7 @@ import torch
 from attn_core import MiniLM
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, open_view, texts
 from tests.test_app_pipeline import heatmap_values, metric
 
 REAL = "pages/6_Real_model.py"
@@ -102,7 +102,7 @@ def test_pipeline_with_real_weights(model):
     weights = model.run_texts([COREFERENCE_SENTENCES[0]]).weights(0)[3, 1].double()
     t = weights.shape[-1]
     assert any(torch.allclose(m, weights, atol=1e-5) for m in heatmap_values(at, t, t))
-    assert any(r"X\,W_Q + b_Q" in formula for formula in texts(at, "latex"))
+    assert any("\nQ = X W_Q + b_Q\n" in heading for heading in chart_headings(at))  # the formula under Q's title
     assert metric(at, "Largest difference") < 1e-5
 
 

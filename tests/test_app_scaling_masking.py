@@ -19,7 +19,7 @@ from attn_core import (
 )
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
 from attn_ui.mask_grid import editor_key
-from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_all, open_view, texts
 
 SCALING = "pages/2_Scaling.py"
 MASKING = "pages/3_Masking.py"
@@ -237,7 +237,7 @@ def test_masking_padding_blocks_pad_rows(kind):
 
 
 def test_masking_numbers_name_masked_cells():
-    at = open_view(MASKING, mask="causal")
+    at = open_all(open_view(MASKING, mask="causal"), "expander", "numbers Scaled scores, masked")
     assert_clean(at)
     scores = next(df.value for df in at.dataframe if df.value.shape == (7, 7))
     assert scores.iloc[0, 1] == "−∞ (masked)"  # above the diagonal: masked, not "None"

@@ -189,3 +189,22 @@ def test_scaling_opens_with_its_own_values_after_the_pipeline(server, browser):
     page.wait_for_function("() => ['friend', 'scale=off'].every(part => window.location.search.includes(part))")
     open_view("Scaling")
     scaling_shows_its_defaults("a sentence typed and scaling turned off on the Pipeline")
+
+
+def test_a_matrix_menu_and_its_numbers_open_on_click(server, browser):
+    """A matrix's download menu and its table of numbers are made only when opened (each opening reruns the page):
+    clicking them shows their contents, and the CSV downloads with the token labels."""
+    page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats", viewport=(1024, 576))
+    page.set_default_timeout(30_000)
+    assert page.get_by_role("button", name="CSV, with token labels").count() == 0
+    with rerun(page):
+        page.get_by_role("button", name="Download", exact=True).first.click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="CSV, with token labels").click()
+    assert open(download.value.path()).read().splitlines()[1].startswith("we,")
+    page.keyboard.press("Escape")
+    numbers = page.locator("[data-testid='stExpander']").filter(has_text="Numbers").first
+    with rerun(page):
+        numbers.locator("summary").click()
+    numbers.locator("[data-testid='stDataFrame']").wait_for()
+    assert not exception_texts(page)
