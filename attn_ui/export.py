@@ -33,7 +33,7 @@ LIGHT_CONFIG = {
     "header": {"labelColor": TEXT_COLOUR, "titleColor": TEXT_COLOUR},
     "title": {"color": TEXT_COLOUR, "subtitleColor": TEXT_COLOUR},
 }
-PACKAGES = ("torch", "streamlit", "numpy", "pandas", "altair", "vl-convert-python")
+PACKAGES = ("torch", "streamlit", "numpy", "pandas", "vl-convert-python")
 
 TensorEntry = np.ndarray | tuple[np.ndarray, list[str], list[str]]  # an array, or a matrix with its row and column labels
 

@@ -1,7 +1,8 @@
 """Every chart builder of attn_ui.charts produces a valid Vega-Lite spec with the app's theme.
 
-At run time the specs are not validated (attn_ui.draw skips Altair's JSON-schema check, which was most of a
-rerun), so the check is here: each builder, in each of its variants, against the Vega-Lite schema."""
+The app writes its specs as plain dicts and never validates them at run time (Altair's JSON-schema check was most
+of a rerun), so the check is here: each builder, in each of its variants, against the Vega-Lite schema that the
+installed Altair carries."""
 
 from __future__ import annotations
 
