@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -12,6 +13,12 @@ from streamlit.delta_generator import DeltaGenerator
 from attn_ui import downloads, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
+
+# Streamlit collects garbage after every run (its runner.postScriptGC), a full pass over every Python object, holding
+# the GIL: with torch, pandas and Streamlit loaded that was 95 ms of every redraw. The objects loaded by now (modules,
+# their functions and tables) live as long as the process; freezing moves them out of the collector's sight, so that
+# each pass walks only what the runs create, which it still collects.
+gc.freeze()
 
 
 @dataclass(frozen=True)
