@@ -356,7 +356,14 @@ def _y_encoding(y_title: str, log_y: bool) -> dict:
 
 def _series_colour(names: list[str]) -> dict:
     legend = {"orient": "top", "columns": 2}
-    return {"field": "series", "type": "nominal", "title": None, "sort": names, "scale": {"scheme": "tableau10"}, "legend": legend}
+    return {
+        "field": "series",
+        "type": "nominal",
+        "title": None,
+        "sort": names,
+        "scale": {"scheme": "tableau10"},
+        "legend": legend,
+    }
 
 
 def heatmap_grid(
