@@ -1,8 +1,24 @@
-"""Where tensors live: the CPU by default, CUDA when it is available and chosen."""
+"""Where tensors live: the CPU by default, CUDA when it is available and chosen; how many CPU threads torch uses."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
+
+DEFAULT_THREADS = torch.get_num_threads()  # torch's own choice when this module is first imported: the cores
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Inside the block torch uses ``n`` intra-op threads (for the whole process); the previous number after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def available_devices() -> list[str]:

@@ -3,8 +3,9 @@
 One sweep generator serves the Cost view and ``python -m attn_core.bench``:
 
 - Each run is a method under a mask: "none", "causal" or "window:W" (each query sees its last W keys).
-- Per length T, each run goes once to warm up (and to compare its output with SDPA's under the same mask, run
-  inside sdpa_kernel(its chosen backend), which raises if that kernel could not run); that call's time sets
+- Per length T, each run goes once to warm up (and to compare its output with SDPA's under the same mask, whose
+  kernel is the dispatcher's own choice, see timing.sdpa_backend; not forced with sdpa_kernel, which sets
+  process-wide flags: another session's SDPA call at that moment would find no kernel); that call's time sets
   how many calls make one timed sample. Then ``repeats`` rounds in which every run and a matmul reference take
   a sample in turn (interleaved: a slow spell of the machine hits all of them); see timing.time_interleaved
   for the re-measuring of noisy points.
@@ -13,10 +14,10 @@ One sweep generator serves the Cost view and ``python -m attn_core.bench``:
   fastest sample) is what "% of matmul" divides by: a point's rate from its median over that best rate,
   capped at 100 (a slow spell that hit only the reference's samples could otherwise push it past 100).
 - Peak memory: one more run per method, apart from the timed ones (profiling slows a run down); see timing.py.
-- Before running, each point's memory is estimated (inputs + what the method allocates) and points over
-  the memory budget are refused. The sweep stops before a length whose predicted time (predicted_seconds,
-  from the last length's times and the growth of T²) would pass the time budget; its progress events carry
-  that prediction for the lengths left.
+- Before running, each point's memory is estimated (inputs + the matmul reference's buffers, which live through
+  every run at that T + what the method allocates) and points over the memory budget are refused. The sweep
+  stops before a length whose predicted time (predicted_seconds, from the last length's times and the growth of
+  T²) would pass the time budget; its progress events carry that prediction for the lengths left.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 
-from attn_core.device import available_devices, resolve_device
+from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
 from attn_core.masking import window_mask
 from attn_core.tiled import (
     attention_flops,
@@ -134,6 +135,12 @@ class Settings:
         """q, k and v together."""
         return 3 * math.prod(self.shape(t)) * self.torch_dtype.itemsize
 
+    def matmul_bytes(self, t: int) -> int:
+        """The matmul reference's buffers at length ``t`` (see matmul_reference): a block of scores and the output."""
+        rows = self.batch * self.heads
+        scores = rows * matmul_block(rows, t, t, self.torch_dtype.itemsize) * t
+        return (scores + rows * t * self.d_head) * self.torch_dtype.itemsize
+
     def working_bytes(self, method: str, t: int, backend: SDPBackend | None = None, mask: str | None = None) -> int:
         """Estimated bytes one call allocates on top of its inputs, output included (SDPA: that of ``backend``),
         under ``mask`` (default: the first of ``masks``). SDPA's window mask, a T × T boolean, is counted too."""
@@ -143,10 +150,10 @@ class Settings:
             matrices = 2 if method == "naive" else 3  # math also keeps a scaled copy
             return naive_working_bytes(*sizes, masked, matrices=matrices)
         if method == "tiled":
-            return tiled_working_bytes(*sizes)
+            return tiled_working_bytes(*sizes, masked)
         # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
         # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
-        scratch = CUDA_SCRATCH if self.device == "cuda" else torch.get_num_threads() * 256 * (512 + self.d_head + 2) * 6
+        scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
         window = parse_mask(mask or self.masks[0])[1] is not None
         return math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4 + scratch + window * t * t
 
@@ -183,7 +190,7 @@ class Skipped:
 
     method: str
     T: int
-    needed: int  # bytes: inputs + working bytes
+    needed: int  # bytes: inputs + the matmul reference's buffers + working bytes
     budget: int
     mask: str = "none"
 
@@ -219,7 +226,7 @@ def plan_runs(settings: Settings) -> tuple[dict[int, list[tuple[str, str]]], lis
             for mask in settings.masks:
                 causal, window = parse_mask(mask)
                 backend = sdpa_backend(stand_in, stand_in, stand_in, causal and window is None)
-                needed = settings.input_bytes(t) + settings.working_bytes(method, t, backend, mask)
+                needed = settings.input_bytes(t) + settings.matmul_bytes(t) + settings.working_bytes(method, t, backend, mask)
                 if needed > settings.memory_budget:
                     skipped.append(Skipped(method, t, needed, settings.memory_budget, mask))
                 else:
@@ -245,12 +252,17 @@ def runner(method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, w
     return lambda: tiled_attention(q, k, v, causal=causal, window=window)
 
 
+def matmul_block(rows: int, t_q: int, t_k: int, itemsize: int) -> int:
+    """Queries per block of the matmul reference: all ``t_q`` unless their (rows, t_q, t_k) scores pass MATMUL_SCRATCH."""
+    return max(1, min(t_q, MATMUL_SCRATCH // (rows * t_k * itemsize)))
+
+
 def matmul_reference(q: Tensor, k: Tensor, v: Tensor) -> Callable[[], Tensor]:
-    """Attention's two matmuls without the softmax, Q Kᵀ then (scores) V per head, into buffers made once; over
-    blocks of queries when the (B·H, T, T) scores would pass MATMUL_SCRATCH."""
+    """Attention's two matmuls without the softmax, Q Kᵀ then (scores) V per head, into buffers made once
+    (Settings.matmul_bytes); over blocks of queries when the (B·H, T, T) scores would pass MATMUL_SCRATCH."""
     q3, k3, v3 = (x.reshape(-1, *x.shape[-2:]) for x in (q, k, v))  # (B·H, T, d)
     rows, t_q, t_k = q3.shape[0], q3.shape[1], k3.shape[1]
-    block = max(1, min(t_q, MATMUL_SCRATCH // (rows * t_k * q.element_size())))
+    block = matmul_block(rows, t_q, t_k, q.element_size())
     scores = q3.new_empty(rows, block, t_k)  # (B·H, block, Tk)
     out = q3.new_empty(rows, t_q, v3.shape[-1])  # (B·H, Tq, d_v)
     keys = k3.transpose(1, 2)  # (B·H, d, Tk)
@@ -285,8 +297,7 @@ def measure_length(
         causal, window = parse_mask(mask)
         allowed = None if window is None else window_mask(t, window, device=device)  # (T, T)
         backends[mask] = sdpa_backend(q, k, v, causal and window is None, allowed)
-        with sdpa_kernel(backends[mask]):  # raises if the named backend could not run these inputs
-            reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and window is None)
+        reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and window is None)
         for method, run_mask in runs:
             if run_mask == mask:  # the warm-up: its time (float() waits for CUDA) sets the calls per sample
                 started = time.perf_counter()

@@ -23,9 +23,10 @@ from torch import Tensor
 
 from attn_core.attention import default_scale
 
-BLOCK_Q = 256  # default query rows per tile
-BLOCK_K = 256  # default keys per tile
-SCORE_TILE_BYTES = 2 * 2**20  # a tile's float32 scores for all the heads of one chunk: 8 heads x 256 x 256
+BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask
+# (block_q, block_k) by mask (False: none; True: causal or a window), measured: see block_sizes.
+BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (512, 256)}
+TILE_BYTES = 8 * 2**20  # most float32 scores in one tile, all the heads of a chunk together
 NEG_INF = float("-inf")
 LOG2_E = 1 / math.log(2)  # exp(x) = 2^(x · log2 e); exp2 is the faster of the two on CPUs
 
@@ -62,26 +63,34 @@ def naive_working_bytes(
     return output + matrices * score_matrix_bytes(batch, heads, t, dtype) + causal * 2 * t * t
 
 
-def block_sizes(rows: int, t_q: int, t_k: int) -> tuple[int, int, int]:
-    """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: 256 × 256 tiles (shorter when T is), and
-    as many heads at once as keep a tile's float32 scores within SCORE_TILE_BYTES, so a tile stays in cache
-    whatever B·H is. Measured on the 2-core machine (2 threads, float32, d=64, fastest of 7 interleaved calls):
-    at B=16, H=8, T=1024 one chunk of all 128 heads took 2.33x SDPA's time, chunks of 8 heads 1.18x; at B=4,
-    H=8, T=4096 both about 1.18x; at B=1, H=8 there is one chunk either way."""
-    block_q, block_k = min(t_q, BLOCK_Q), min(t_k, BLOCK_K)
-    return max(1, min(rows, SCORE_TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
+def block_sizes(rows: int, t_q: int, t_k: int, causal: bool = False) -> tuple[int, int, int]:
+    """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: the blocks of BLOCKS (shorter when T is)
+    and as many heads at once as keep a tile's float32 scores within TILE_BYTES.
+
+    Measured on the 2-core development machine (AMD EPYC, 2 threads, torch 2.13, float32, d=64, 2026-11-24):
+    each candidate (heads × block_q × block_k) timed interleaved with SDPA, 5 to 40 rounds, fastest call over
+    SDPA's. No mask: at B=1, H=8, T=4096 the old 8 × 256 × 256 took 1.18x SDPA's time, 8 × 512 × 256 1.08x,
+    4 × 512 × 512 1.08x, 2 × 1024 × 512 1.05x, 4 × 1024 × 512 1.03x; at B=4, H=8, T=4096 8 × 256 × 256 1.19x,
+    16 × 512 × 256 1.12x, 4 × 1024 × 512 1.07x; at B=16, H=8, T=1024 32 × 256 × 256 1.09x, 4 × 1024 × 512
+    1.04x. Causal (B=1, H=8, T=4096, rows above the diagonal trimmed): 8 × 256 × 256 1.14x, 8 × 512 × 256
+    1.10x, 8 × 512 × 512 1.11x, 4 × 1024 × 512 1.29x (a tile on the diagonal computes block_k / 2 hidden keys
+    per row); at T=1024 and 2048 the causal candidates were within the noise of each other."""
+    block_q, block_k = (min(t, block) for t, block in zip((t_q, t_k), BLOCKS[causal], strict=True))
+    return max(1, min(rows, TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
 
 
-def tiled_working_bytes(batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype) -> int:
-    """What ``tiled_attention`` allocates on top of its inputs, at most: the output; per tile of a chunk of
-    heads a scaled (block_q, d) query block, the float32 output accumulator, one (block_q, block_k) block of
-    float32 scores (first in the input dtype, and the value block in float32, when that is not float32) and the
-    block's mask. Nothing but the output grows with T."""
-    chunk, n, block = block_sizes(batch * heads, t, t)
+def tiled_working_bytes(batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False) -> int:
+    """What ``tiled_attention`` allocates on top of its inputs, at most (``causal``: under a causal or window
+    mask): the output; for a chunk of heads (block_sizes) the scaled (block_q, d) queries, the float32 running
+    state (a max, a sum and a (block_q, d) output), one (block_q, block_k) tile of float32 scores, a few per-row
+    temporaries and a float32 (block_q, d) product (for a part of the rows); with a mask, its tile as booleans
+    and as -inf / 0 floats; for other dtypes than float32 a tile's scores in that dtype and its values in
+    float32. Nothing but the output grows with T."""
+    chunk, n, block = block_sizes(batch * heads, t, t, causal)
     converted = dtype != torch.float32  # scores and values are converted to float32 block by block
-    per_row = d_head * (dtype.itemsize + 4) + block * (4 + converted * dtype.itemsize) + 16
+    per_row = d_head * (dtype.itemsize + 2 * 4) + block * (4 + converted * dtype.itemsize) + 8 * 4
     output = batch * heads * t * d_head * dtype.itemsize
-    return output + chunk * n * per_row + converted * chunk * block * d_head * 4 + n * block * 9
+    return output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * n * block * 5
 
 
 def hidden_keys(queries: range, keys: range, window: int | None = None, device: torch.device | None = None) -> Tensor:
@@ -126,6 +135,9 @@ class RunningSoftmax:
 
     Scores are kept in base 2 (multiplied by log2 e, folded into the query scale): 2^x is faster
     than e^x on CPUs and 2^(x · log2 e) = e^x, so m is log2 e times the natural running max.
+    Before a row's first key m is the lowest finite number, not -inf: a block that hides every key of a row
+    leaves the row as it was (2^(-inf - m) = 0, rescale 1), and its first key gives rescale 2^(lowest - m) = 0,
+    never NaN.
     """
 
     max: Tensor  # (R, n, 1)
@@ -135,30 +147,35 @@ class RunningSoftmax:
     @classmethod
     def empty(cls, heads: int, n: int, d_v: int, dtype: torch.dtype, device: torch.device) -> RunningSoftmax:
         """No key seen yet, for ``n`` query rows of each of ``heads`` (B·H) heads."""
-        return cls(
-            torch.full((heads, n, 1), NEG_INF, dtype=dtype, device=device),
-            torch.zeros((heads, n, 1), dtype=dtype, device=device),
-            torch.zeros((heads, n, d_v), dtype=dtype, device=device),
-        )
+        state = cls(*(torch.empty(heads, n, size, dtype=dtype, device=device) for size in (1, 1, d_v)))
+        return state.restart()
 
-    def update(self, q_block: Tensor, k_block: Tensor, v_block: Tensor, *hidden: Tensor) -> Tensor:
+    def restart(self) -> RunningSoftmax:
+        """Forget every key."""
+        self.max.fill_(torch.finfo(self.max.dtype).min)
+        self.sum.zero_()
+        self.out.zero_()
+        return self
+
+    def part(self, heads: slice, rows: slice) -> RunningSoftmax:
+        """The state of some heads' query rows, as views: updating it updates this state."""
+        return RunningSoftmax(self.max[heads, rows], self.sum[heads, rows], self.out[heads, rows])
+
+    def update(self, scores: Tensor, v_block: Tensor) -> Tensor:
         """Fold in one block of keys and return the rescale factor exp(m_old - m_new), (R, n, 1).
 
-        q_block: (R, n, d), already multiplied by scale · log2 e; k_block: (R, bk, d); v_block: (R, bk, d_v);
-        hidden: bool masks broadcastable to (R, n, bk), True where the key is masked. R = B·H rows of heads.
+        scores: (R, n, bk) base-2 scores q·k · scale · log2 e, -inf where masked, overwritten with exp(score - m_new);
+        v_block: (R, bk, d_v) in the scores' dtype. R = B·H rows of heads.
         """
-        scores = torch.bmm(q_block, k_block.transpose(1, 2)).to(self.max.dtype)  # (R, n, bk) base-2 scores
-        for masked in hidden:
-            scores.masked_fill_(masked, NEG_INF)
         new_max = torch.maximum(self.max, scores.amax(dim=-1, keepdim=True))  # (R, n, 1)
-        # Rows with no visible key yet keep m = -inf; shifting them by the lowest finite number instead
-        # gives 2^(-inf) = 0 for their scores and their rescale factor, never NaN.
-        shift = new_max.clamp_min(torch.finfo(new_max.dtype).min)  # (R, n, 1)
-        rescale = (self.max - shift).exp2_()  # (R, n, 1); 0 the first time a row sees a key
-        probs = scores.sub_(shift).exp2_()  # (R, n, bk) exp(score - m_new), in place
+        rescale = (self.max - new_max).exp2_()  # (R, n, 1)
+        self.max.copy_(new_max)
+        probs = scores.sub_(new_max).exp2_()  # (R, n, bk) exp(score - m_new), in place
         self.sum.mul_(rescale).add_(probs.sum(dim=-1, keepdim=True))  # (R, n, 1)
-        self.out.mul_(rescale).baddbmm_(probs, v_block.to(probs.dtype))  # (R, n, d_v)
-        self.max = new_max
+        if self.out.is_contiguous():
+            self.out.mul_(rescale).baddbmm_(probs, v_block)  # (R, n, d_v)
+        else:  # some rows of a larger state: baddbmm_ into it would go head by head
+            self.out.mul_(rescale).add_(torch.bmm(probs, v_block))  # (R, n, d_v)
         return rescale
 
     def result(self, out: Tensor | None = None) -> Tensor:
@@ -189,6 +206,62 @@ def visible_keys(queries: range, t_k: int, causal: bool, window: int | None, len
     return range(start, max(start, stop))
 
 
+def seeing_rows(queries: range, keys: range, causal: bool, window: int | None) -> range:
+    """The queries that may see some key of ``keys``: all but, under the causal mask (or a window), those before
+    the first key and, under a window of w keys, those from the last key + w on. A tile computes only these rows,
+    so a large block of queries computes few scores above the diagonal."""
+    if not causal and window is None:
+        return queries
+    start = max(queries.start, keys.start)
+    stop = queries.stop if window is None else min(queries.stop, keys.stop - 1 + window)
+    return range(start, max(start, stop))
+
+
+def hiding(hidden: Tensor) -> Tensor:
+    """-inf where ``hidden`` is True, else 0: added to scores, it masks them (making it and adding it took a third
+    of the time of masked_fill_ with the mask broadcast over the heads, on a 4 × 1024 × 256 causal tile)."""
+    return torch.where(hidden, NEG_INF, 0.0)
+
+
+@dataclass(frozen=True)
+class KeyMasks:
+    """What hides keys from queries in ``tiled_attention``, turned into -inf / 0 tiles to add to scores."""
+
+    causal: bool
+    window: int | None
+    lengths: list[int]  # B·H: the real keys of each head, the rest padding
+    real: Tensor  # (B·H,) the same lengths
+    mask: Tensor | None  # (B, H, Tq, Tk) bool, True where a query may attend (an expanded view)
+
+    def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
+        """The tiles to add to the scores of ``heads`` × ``queries`` × ``keys``, none if nothing is hidden there,
+        or None if everything is (the tile is skipped)."""
+        biases = []
+        diagonal = (self.causal or self.window is not None) and keys.stop - 1 > queries.start
+        if diagonal or (self.window is not None and keys.start <= queries.stop - 1 - self.window):
+            biases.append(hiding(hidden_keys(queries, keys, self.window, self.real.device)))  # (n, bk)
+        if keys.stop > min(self.lengths[heads]):  # some head's padding starts in this block
+            real = self.real[heads, None, None]  # (c, 1, 1)
+            biases.append(hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real))  # (c, 1, bk)
+        if self.mask is not None:
+            visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
+            visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
+            if not visible.any():
+                return None
+            biases.append(hiding(~visible))
+        return biases
+
+
+def block_scores(q_block: Tensor, k_block: Tensor, scratch: Tensor) -> Tensor:
+    """q_block (R, n, d) @ k_block (R, bk, d)ᵀ: (R, n, bk) scores in the start of the flat ``scratch``, in its dtype
+    (float32 for float16 and bfloat16 inputs, whose product is made in their own dtype first)."""
+    shape = (q_block.shape[0], q_block.shape[1], k_block.shape[1])
+    scores = scratch[: math.prod(shape)].view(shape)  # (R, n, bk), contiguous
+    if q_block.dtype == scratch.dtype:
+        return torch.bmm(q_block, k_block.transpose(1, 2), out=scores)
+    return scores.copy_(torch.bmm(q_block, k_block.transpose(1, 2)))
+
+
 def tiled_attention(
     q: Tensor,
     k: Tensor,
@@ -207,51 +280,52 @@ def tiled_attention(
     q: (B, H, Tq, d); k: (B, H, Tk, d); v: (B, H, Tk, d_v); mask: bool, broadcastable to (B, H, Tq, Tk),
     True where the query may attend; window: query i sees keys i - window < j <= i only; key_lengths: B real
     lengths, the keys after them are padding. Key blocks hidden entirely are skipped: above the diagonal
-    (causal, window), before a window, after every real length of the chunk, or all False in ``mask``.
-    Blocks default to ``block_sizes``. Statistics are kept in float32 (float64 for float64 inputs); the output
-    has q's dtype; a row that sees no key gives 0.
+    (causal, window), before a window, after every real length of the chunk, or all False in ``mask``; a tile
+    on the diagonal or a window's edge computes only the queries that see some of its keys (seeing_rows).
+    Blocks default to ``block_sizes``; hidden scores get -inf added (KeyMasks). Statistics are kept in float32
+    (float64 for float64 inputs); the output has q's dtype; a row that sees no key gives 0.
     """
     *lead, t_q, d = q.shape
     t_k, d_v = k.shape[-2], v.shape[-1]
     q3, k3, v3 = (x.reshape(-1, *x.shape[-2:]) for x in (q, k, v))  # (B·H, T, d): views of contiguous inputs
     rows = q3.shape[0]
-    chunk, default_q, default_k = block_sizes(rows, t_q, t_k)
+    chunk, default_q, default_k = block_sizes(rows, t_q, t_k, causal or window is not None)
     block_q, block_k = block_q or default_q, block_k or default_k
-    if mask is not None:
-        mask = mask.to(device=q.device, dtype=torch.bool).expand(*lead, t_q, t_k)  # a view, no copy
     if key_lengths is not None and len(key_lengths) != lead[0]:
         raise ValueError(f"key_lengths needs one length per batch element: {lead[0]}, not {len(key_lengths)}")
     per_head = [t_k] * rows if key_lengths is None else [min(n, t_k) for n in key_lengths for _ in range(rows // lead[0])]
-    lengths = torch.tensor(per_head, device=q.device)  # (B·H,) real keys of each head
+    if mask is not None:
+        mask = mask.to(device=q.device, dtype=torch.bool).expand(*lead, t_q, t_k)  # a view, no copy
+    masks = KeyMasks(causal, window, per_head, torch.tensor(per_head, device=q.device), mask)
     stats = TileStats() if stats is None else stats
     stats_dtype = torch.promote_types(q.dtype, torch.float32)
     out = q3.new_empty((rows, t_q, d_v))  # (B·H, Tq, d_v)
+    # Made once, used by every block of queries in turn (a last, smaller one uses a part):
+    scaled = q3.new_empty((chunk, block_q, d))  # the block's queries times scale · log2 e
+    running = RunningSoftmax.empty(chunk, block_q, d_v, stats_dtype, q.device)
+    scratch = q3.new_empty(chunk * block_q * block_k, dtype=stats_dtype)  # each tile's scores
     for r in range(0, rows, chunk):
         heads = slice(r, min(rows, r + chunk))
-        shortest, longest = min(per_head[heads]), max(per_head[heads])
         for q_start in range(0, t_q, block_q):
             queries = range(q_start, min(t_q, q_start + block_q))
-            q_block = q3[heads, q_start : queries.stop] * (default_scale(d) * LOG2_E)  # (c, bq, d)
-            state = RunningSoftmax.empty(q_block.shape[0], len(queries), d_v, stats_dtype, q.device)
-            keys = visible_keys(queries, t_k, causal, window, longest)
+            block_rows = (slice(0, heads.stop - heads.start), slice(0, len(queries)))
+            q_block = torch.mul(q3[heads, q_start : queries.stop], default_scale(d) * LOG2_E, out=scaled[block_rows])
+            state = running.part(*block_rows).restart()  # (c, bq) rows: nothing seen yet
+            keys = visible_keys(queries, t_k, causal, window, max(per_head[heads]))
             stats.tiles += -(-t_k // block_k)
             for k_start in range(keys.start, keys.stop, block_k):
                 block = range(k_start, min(keys.stop, k_start + block_k))
-                hidden = []
-                diagonal = (causal or window is not None) and block.stop - 1 > queries.start
-                if diagonal or (window is not None and block.start <= queries.stop - 1 - window):
-                    hidden.append(hidden_keys(queries, block, window, q.device))  # (bq, bk)
-                if block.stop > shortest:  # some head's padding starts in this block
-                    hidden.append(torch.arange(block.start, block.stop, device=q.device) >= lengths[heads, None, None])
-                if mask is not None:
-                    visible = mask[..., queries.start : queries.stop, block.start : block.stop]  # (B, H, bq, bk)
-                    visible = visible.reshape(rows, len(queries), len(block))[heads]  # (c, bq, bk)
-                    if not visible.any():
-                        continue
-                    hidden.append(~visible)
+                seen = seeing_rows(queries, block, causal, window)
+                biases = masks.biases(seen, block, heads)
+                if biases is None:
+                    continue
                 stats.computed += 1
-                stats.masked += bool(hidden)
-                state.update(q_block, k3[heads, block.start : block.stop], v3[heads, block.start : block.stop], *hidden)
+                stats.masked += bool(biases)
+                part = slice(seen.start - q_start, seen.stop - q_start)  # the tile's rows in the block of queries
+                scores = block_scores(q_block[:, part], k3[heads, block.start : block.stop], scratch)  # (c, n, bk)
+                for bias in biases:
+                    scores.add_(bias)
+                state.part(slice(None), part).update(scores, v3[heads, block.start : block.stop].to(stats_dtype))
             state.result(out=out[heads, q_start : queries.stop])
     return out.reshape(*lead, t_q, d_v)
 
@@ -304,7 +378,7 @@ def online_softmax_walk(q: Tensor, k: Tensor, v: Tensor, block: int) -> OnlineSo
     steps = []
     for start in range(0, len(scores), block):
         keys = range(start, min(len(scores), start + block))
-        rescale = state.update(q_row, k[None, start : keys.stop], v[None, start : keys.stop])
+        rescale = state.update(q_row @ k[None, start : keys.stop].transpose(1, 2), v[None, start : keys.stop])
         block_max = float(scores[start : keys.stop].max())
         running_max = float(state.max) / LOG2_E
         steps.append(BlockStep(keys, block_max, running_max, float(rescale), float(state.sum), state.result().flatten()))

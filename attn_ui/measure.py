@@ -2,7 +2,8 @@
 slopes of measured points (this server's and the shipped reference results) as the Cost view draws them.
 
 Timings taken while another session's sweep shares the cores would be wrong for both, so a lock
-shared by every session (``st.cache_resource``) lets one sweep run; a second waits, saying so.
+shared by every session (``st.cache_resource``) lets one sweep run; a second waits, saying so. Leaving the
+page (or rerunning it) stops a sweep within about a second: see SweepProgress.
 """
 
 from __future__ import annotations
@@ -10,21 +11,44 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 import torch
 
-from attn_core.sweep import Point, Progress, Settings, Stopped, fits, sweep
+from attn_core.device import DEFAULT_THREADS, torch_threads
+from attn_core.sweep import Point, Progress, Settings, Stopped, describe, fits, sweep
+from attn_core.timing import benchmark_timer
 
 MEASURE = "Measure on this server"  # the button that starts a sweep
 WAIT_S = 120.0  # longest wait for another session's sweep (its time budget, plus its last length's overrun)
+REDRAW_S = 0.5  # while a sweep runs, its progress bar is sent again after this long (see SweepProgress)
 
 
 @st.cache_resource
 def sweep_lock() -> threading.Lock:
     """The server's one lock for sweeps."""
     return threading.Lock()
+
+
+class SweepProgress:
+    """A sweep's progress bar. Streamlit stops a script (the user left the page, or reran it) only inside an st
+    call, and a sweep draws its bar once per length, which can last minutes; ``timer``, the sweep's sample timer,
+    sends the bar again (at most every REDRAW_S) before each timed sample, so a sweep stops within a sample."""
+
+    def __init__(self) -> None:
+        self.bar = st.progress(0.0, text="Planning…")
+        self.done, self.text, self.drawn = 0.0, "Planning…", time.perf_counter()
+
+    def show(self, done: float, text: str) -> None:
+        self.bar.progress(done, text=text)
+        self.done, self.text, self.drawn = done, text, time.perf_counter()
+
+    def timer(self, run: Callable[[], object], number: int) -> float:
+        if time.perf_counter() - self.drawn > REDRAW_S:
+            self.show(self.done, self.text)  # raises Streamlit's StopException if the user has left
+        return benchmark_timer(run, number)
 
 
 @dataclass(frozen=True)
@@ -34,6 +58,7 @@ class Measured:
     settings: Settings
     points: tuple[Point, ...]
     stopped: str | None  # why it ended early, or None
+    machine: str  # the settings and the machine as the sweep ran (threads, matmul rate): ``sweep.describe``
 
 
 def run_sweep(settings: Settings) -> Measured | None:
@@ -46,23 +71,25 @@ def run_sweep(settings: Settings) -> Measured | None:
             st.error(f"Gave up after waiting {WAIT_S:g} s for the other sweep to finish. Press **{MEASURE}** to try again.")
             return None
         st.caption(f"Waited {time.perf_counter() - start:.1f} s for the other sweep.")
-    bar = st.progress(0.0, text="Planning…")
-    points, stopped = [], None
+    progress = SweepProgress()
+    points, stopped, machine = [], None, ""
     try:
-        for event in sweep(settings):
-            if isinstance(event, Progress):
-                bar.progress(event.done, text=event.text)
-            elif isinstance(event, Point):
-                points.append(event)
-            elif isinstance(event, Stopped):
-                stopped = event.message
+        with torch_threads(DEFAULT_THREADS):  # the views run on one thread (attn_ui.page); a sweep uses every core
+            machine = describe(settings)
+            for event in sweep(settings, progress.timer):
+                if isinstance(event, Progress):
+                    progress.show(event.done, event.text)
+                elif isinstance(event, Point):
+                    points.append(event)
+                elif isinstance(event, Stopped):
+                    stopped = event.message
     except (MemoryError, torch.OutOfMemoryError) as error:  # the estimate fell short, or others use the memory
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         stopped = f"Stopped: the machine ran out of memory ({first_line}). Lower the memory budget or the longest T."
     finally:
         lock.release()
-    bar.empty()
-    return Measured(settings, tuple(points), stopped)
+    progress.bar.empty()
+    return Measured(settings, tuple(points), stopped, machine)
 
 
 def _runs(sources: dict[str, list[Point]]) -> dict[tuple[str, str, str], list[Point]]:

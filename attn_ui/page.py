@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import streamlit as st
+import torch
 from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import downloads, url_state
@@ -19,6 +20,12 @@ from attn_ui.url_state import Param
 # their functions and tables) live as long as the process; freezing moves them out of the collector's sight, so that
 # each pass walks only what the runs create, which it still collects.
 gc.freeze()
+
+# The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other; when
+# the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated: the real
+# model's forward pass took 560 ms with 2 threads against 11 ms with one. The Cost view's sweep uses every core
+# (attn_core.device.DEFAULT_THREADS) while it runs.
+torch.set_num_threads(1)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from attn_core import available_devices
 from attn_core.bench import REFERENCE_COMMAND, reference_results
-from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, TABLE_COLUMNS, Settings, default_memory_budget, describe, plan
+from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, TABLE_COLUMNS, Settings, default_memory_budget, plan
 from attn_core.tiled import BLOCK_K, BLOCK_Q, online_softmax_walk, random_row, score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import page, url_state
@@ -154,7 +154,7 @@ if slides.show(1):
     st.caption(
         f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
         f"{about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
-        + (f" This server: {describe(measured.settings)}." if "this server" in sources else "")
+        + (f" This server: {measured.machine}." if "this server" in sources else "")
         + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
         "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
         "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import threading
 
 import torch
 
@@ -23,3 +24,38 @@ def test_the_app_does_not_import_altair():
     imports = "import sys, attn_ui.page, attn_ui.steps, attn_ui.measure, attn_ui.model; print('altair' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_the_views_run_on_one_thread_and_a_sweep_on_every_core(monkeypatch):
+    """Small tensors on two threads waited on each other when the cores were busy (the real model's forward pass:
+    560 ms against 11 ms on one thread); the Cost view's sweep measures with torch's own number of threads."""
+    from attn_core.device import DEFAULT_THREADS
+    from attn_ui import measure
+    from attn_ui.page import VIEWS
+    from tests.conftest import assert_clean, open_view
+
+    threads_in_sweep = []
+
+    def recording_sweep(settings, timer=None):
+        threads_in_sweep.append(torch.get_num_threads())
+        return iter(())
+
+    lock = measure.sweep_lock()  # a sweep left running by an earlier test (one that gave up waiting) ends first
+    assert lock.acquire(timeout=measure.WAIT_S)
+    lock.release()
+    monkeypatch.setattr(measure, "sweep", recording_sweep)
+    cost = next(view for view in VIEWS if view.label == "Cost")
+    at = open_view(cost.path)
+    assert threads_of_a_new_thread() == 1  # each run of a script is a new thread
+    at.button(key="run").click().run()
+    assert_clean(at)
+    assert threads_in_sweep == [DEFAULT_THREADS] and threads_of_a_new_thread() == 1
+
+
+def threads_of_a_new_thread() -> int:
+    """torch's number of threads as a thread started now sees it (one that has run torch code keeps its own)."""
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    thread.start()
+    thread.join()
+    return seen[0]

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from attn_core import causal_mask, padding_mask
 from attn_core.masking import window_mask
-from attn_core.sweep import Settings, Skipped, plan, runner
+from attn_core.sweep import MATMUL_SCRATCH, Settings, Skipped, matmul_reference, plan, runner
 from attn_core.tiled import (
     BLOCK_K,
     BLOCK_Q,
@@ -240,14 +240,31 @@ def test_memory_budget_refuses_a_point_over_it_and_accepts_one_below():
     assert refusal == Skipped("naive", 65_536, refusal.needed, 2 * GIB)
     rows = 8 * 65_536 * 64 * 4  # bytes of one of q, k, v, output
     matrices = 2 * score_matrix_bytes(1, 8, 65_536, torch.float32)  # scores and softmax: 128 GiB each
-    assert refusal.needed == 4 * rows + matrices
-    assert refusal.message == "T=65,536 naive needs ≈ 256.5 GiB, over the 2.0 GiB budget; skipped"
+    reference = MATMUL_SCRATCH + rows  # the matmul reference's block of scores and its output
+    assert refusal.needed == 4 * rows + matrices + reference
+    assert refusal.message == "T=65,536 naive needs ≈ 256.7 GiB, over the 2.0 GiB budget; skipped"
     causal = plan(Settings(lengths=(65_536,), causal=True))[1][0]
     assert causal.needed == refusal.needed + 2 * 65_536**2  # the causal mask and the ones it is made from
     # A budget just above a point's estimate accepts it; just below refuses it.
-    needed = settings.input_bytes(1024) + settings.working_bytes("naive", 1024, sdpa_backend(*qkv(8), False))
+    naive = settings.working_bytes("naive", 1024, sdpa_backend(*qkv(8), False))
+    needed = settings.input_bytes(1024) + settings.matmul_bytes(1024) + naive
     assert plan(Settings(lengths=(1024,), memory_budget=needed))[0][1024][0] == "naive"
     assert "naive" not in plan(Settings(lengths=(1024,), memory_budget=needed - 1))[0][1024]
+
+
+@pytest.mark.parametrize("t", [1024, 8192])
+def test_memory_budget_counts_the_matmul_reference(t):
+    """The matmul reference's buffers (made once, up to MATMUL_SCRATCH of scores and the output) live through every
+    run at its T: its estimate covers what it allocates, and a point fits only with it counted."""
+    settings = Settings(lengths=(t,), methods=("tiled",))
+    q, k, v = (torch.randn(settings.shape(t)) for _ in range(3))
+    measured = peak_bytes(lambda: matmul_reference(q, k, v)(), torch.device("cpu"))
+    assert measured <= settings.matmul_bytes(t) < measured + MIB
+    assert settings.matmul_bytes(t) >= (MATMUL_SCRATCH if t == 8192 else 8 * t * t * 4)
+    needed = settings.input_bytes(t) + settings.matmul_bytes(t) + settings.working_bytes("tiled", t)
+    assert plan(Settings(lengths=(t,), methods=("tiled",), memory_budget=needed))[0][t] == ["tiled"]
+    runs, skipped = plan(Settings(lengths=(t,), methods=("tiled",), memory_budget=needed - 1))
+    assert runs[t] == [] and skipped == [Skipped("tiled", t, needed, needed - 1)]
 
 
 @pytest.mark.parametrize("method", ["naive", "sdpa", "tiled"])
@@ -265,13 +282,18 @@ def test_peak_memory_tells_naive_from_tiled():
     cpu = torch.device("cpu")
     naive = peak_bytes(runner("naive", q, k, v, False), cpu)
     tiled = peak_bytes(runner("tiled", q, k, v, False), cpu)
-    assert naive >= 2 * score_matrix_bytes(1, 8, 1024, torch.float32)  # two (8, 1024, 1024) matrices at once
-    assert tiled < 8 * MIB
+    matrix = score_matrix_bytes(1, 8, 1024, torch.float32)
+    assert naive >= 2 * matrix  # two (8, 1024, 1024) matrices at once
+    assert tiled < matrix / 2  # its output and one tile of scores: 4 heads × 1024 queries × 512 keys
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("t", [100, 2048])
-def test_tiled_memory_estimate_by_dtype_and_length(dtype, t):
-    q, k, v = (torch.randn(1, 8, t, 64, dtype=dtype) for _ in range(3))
-    measured = peak_bytes(runner("tiled", q, k, v, True), torch.device("cpu"))
-    assert measured <= tiled_working_bytes(1, 8, t, 64, dtype) < 1.5 * measured
+@pytest.mark.parametrize("t", [100, 1000, 2048])
+def test_tiled_memory_estimate_by_dtype_and_length(dtype, t, causal):
+    """The estimate covers the blocks chosen for each mask, a last shorter block of queries (T = 1000) and a last
+    shorter chunk of heads (B·H = 6)."""
+    for batch, heads in ((1, 8), (2, 3)):
+        q, k, v = (torch.randn(batch, heads, t, 64, dtype=dtype) for _ in range(3))
+        measured = peak_bytes(runner("tiled", q, k, v, causal), torch.device("cpu"))
+        assert measured <= tiled_working_bytes(batch, heads, t, 64, dtype, causal) < 1.5 * measured

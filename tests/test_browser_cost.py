@@ -1,0 +1,50 @@
+"""The Cost view in a real browser: leaving the page stops a running sweep, so another session's sweep need not wait.
+
+Needs Chromium at /usr/bin/chromium, as tests/test_browser.py (skipped without it, failing with REQUIRE_BROWSER=1).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from attn_ui.measure import MEASURE
+from tests.browser_support import IDLE, browser, exception_texts, finished_runs, rerun, server, skip_without_browser, visit
+
+skip_without_browser()
+__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+WAITING = "Another sweep is running on this server"  # what a session is told while another sweep holds the lock
+# A sweep whose every length takes 20 timed rounds of the three methods and the matmul reference: T=2,048 alone
+# lasts about 8 s on the 2-core development machine, each of its samples under 0.2 s, and the 300 s budget
+# would let it go on to T=4,096 (about half a minute) had the user not left.
+LONG_SWEEP = "Cost?T_max=4096&repeats=20&time_budget=300"
+LEAVE_AT = "Measuring T=2,048"
+STOP_S = 3.0  # a sweep must have stopped this long after the user left
+
+
+def test_leaving_the_cost_view_stops_its_sweep(server, browser):
+    """Start a long sweep, leave for the Pipeline while it measures T=2,048, and STOP_S later a second session's
+    sweep starts at once: the first released the server's sweep lock (it would wait, told so, while the sweep
+    went on)."""
+    page = visit(browser, f"{server}/{LONG_SWEEP}")
+    page.get_by_role("button", name=MEASURE).click()
+    page.get_by_text(LEAVE_AT).wait_for(timeout=60_000)
+    with rerun(page):
+        page.locator("[data-testid='stSidebar'] a[href$='Pipeline']").click()
+    left = time.monotonic()
+    page.wait_for_function("() => window.location.pathname.endsWith('/Pipeline')")
+    assert not exception_texts(page)
+
+    other = visit(browser, f"{server}/Cost?T_max=128")  # a second browser context: another session
+    other.wait_for_timeout(max(0.0, left + STOP_S - time.monotonic()) * 1000)
+    before = finished_runs(other)
+    other.get_by_role("button", name=MEASURE).click()
+    waiting, deadline = other.get_by_text(WAITING), time.monotonic() + 30
+    while finished_runs(other) <= before or not other.locator(IDLE).count():  # the T=128 sweep takes a second or two
+        if waiting.count():
+            pytest.fail(f"{time.monotonic() - left:.1f} s after the user left the Cost view its sweep still held the lock")
+        assert time.monotonic() < deadline, "the second sweep did not finish within 30 s"
+        other.wait_for_timeout(100)
+    assert not waiting.count() and not exception_texts(other)
+    other.get_by_text("This server", exact=True).wait_for(timeout=10_000)  # its own points, measured
