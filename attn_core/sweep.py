@@ -54,7 +54,6 @@ from attn_core.timing import (
     calls_per_sample,
     format_bytes,
     loglog_fit,
-    loglog_slope,
     matmul_gflops,
     peak_bytes,
     sdpa_backend,
@@ -405,19 +404,6 @@ def fits(points: Sequence[Point]) -> dict[tuple[str, str], Fit]:
             tuple(p.T for p in longer if p.noisy),
         )
     return found
-
-
-def slopes(points: Sequence[Point]) -> dict[str, tuple[float, float]]:
-    """Per method, plain log-log slopes of time and of peak memory against T over every point, noisy or not
-    (for a sweep with one mask; ``fits`` is the careful one)."""
-    by_method = {point.method: [p for p in points if p.method == point.method] for point in points}
-    return {
-        method: (
-            loglog_slope([p.T for p in rows], [p.median_ms for p in rows]),
-            loglog_slope([p.T for p in rows], [p.peak_mib for p in rows]),
-        )
-        for method, rows in by_method.items()
-    }
 
 
 TABLE_COLUMNS = {  # column: (Point field, format)

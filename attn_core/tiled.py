@@ -115,11 +115,8 @@ def naive_attention(
     """
     t_q, t_k = q.shape[-2], k.shape[-2]
     scores = q @ k.transpose(-2, -1) * default_scale(q.shape[-1])  # (B, H, Tq, Tk)
-    if window is not None:
+    if causal or window is not None:
         scores = scores.masked_fill(hidden_keys(range(t_q), range(t_k), window, q.device), NEG_INF)  # (B, H, Tq, Tk)
-    elif causal:
-        above = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).triu(1)  # (Tq, Tk) True = future key
-        scores = scores.masked_fill(above, NEG_INF)  # (B, H, Tq, Tk)
     if mask is not None:
         scores = scores.masked_fill(~mask, NEG_INF)  # (B, H, Tq, Tk)
     weights = torch.softmax(scores, dim=-1)  # (B, H, Tq, Tk); NaN rows where nothing is visible

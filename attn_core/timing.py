@@ -211,7 +211,3 @@ def loglog_fit(xs: Sequence[float], ys: Sequence[float]) -> SlopeFit:
     residuals = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in pairs)
     return SlopeFit(slope, math.sqrt(residuals / (len(pairs) - 2) / spread_x))
 
-
-def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Least-squares slope of log y against log x: 2 for y ∝ x², 1 for y ∝ x; NaN with fewer than two x."""
-    return loglog_fit(xs, ys).slope

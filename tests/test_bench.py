@@ -21,7 +21,6 @@ from attn_core.sweep import (
     Stopped,
     fits,
     parse_mask,
-    slopes,
     sweep,
 )
 from attn_core.timing import (
@@ -31,7 +30,6 @@ from attn_core.timing import (
     Spread,
     format_bytes,
     loglog_fit,
-    loglog_slope,
     supported_dtypes,
     time_interleaved,
 )
@@ -281,11 +279,12 @@ def test_settings_refuse_unsupported_dtypes():
 
 
 def test_slopes():
-    assert loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
-    assert loglog_slope([1024, 2048], [5.0, 10.0]) == pytest.approx(1.0)
-    assert math.isnan(loglog_slope([64], [1.0]))
+    assert loglog_fit([1, 2, 4, 8], [3, 12, 48, 192]).slope == pytest.approx(2.0)
+    assert loglog_fit([1024, 2048], [5.0, 10.0]).slope == pytest.approx(1.0)
+    assert math.isnan(loglog_fit([64], [1.0]).slope)
     points = [Point("tiled", "none", t, "", t * t / 1e3, 0, 0, False, 0, 0, 0, t / 10, 0, 0, 0) for t in (256, 512, 1024)]
-    assert slopes(points)["tiled"] == (pytest.approx(2.0), pytest.approx(1.0))
+    fit = fits(points)["tiled", "none"]
+    assert (fit.time.slope, fit.memory.slope) == (pytest.approx(2.0), pytest.approx(1.0))
 
 
 def test_format_bytes():
