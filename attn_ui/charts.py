@@ -45,6 +45,7 @@ KINDS = ("weights", "signed", "mask")
 BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
+PLOT_HEIGHT = 240  # pixels of the plot area of a labelled_lines chart, legend and labels not included
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
 SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # the Vega-Lite of Streamlit 1.67 and Altair 6
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
@@ -446,7 +447,7 @@ def labelled_lines(
     """One line per series over ordered points, e.g. a similarity per layer for each pair of sentences:
     ``values`` is (series, points).
 
-    Draw it with an explicit height: ``steps.chart_block(width, height, labelled_lines, ...)``.
+    Draw it at its own height: ``steps.chart_block(width, "content", labelled_lines, ...)``.
     """
     values = np.asarray(values, dtype=float)
     series_index, point_index = np.indices(values.shape).reshape(2, -1)  # (series · points,) each, row-major
@@ -468,7 +469,18 @@ def labelled_lines(
             {"field": value_title, "type": "quantitative", "format": ".4f"},
         ],
     }
-    return _spec(f"lines: {title}", title, cells, "", mark={"type": "line", "point": True}, encoding=encoding)
+    # The plot's own height; the legend (a line per series) and the upright labels come on top of it ("fit-x": only
+    # the width fits the column; Streamlit's default, "fit", squeezed the plot to nothing under a long legend).
+    return _spec(
+        f"lines: {title}",
+        title,
+        cells,
+        "",
+        mark={"type": "line", "point": True},
+        encoding=encoding,
+        height=PLOT_HEIGHT,
+        autosize={"type": "fit-x", "contains": "padding"},
+    )
 
 
 def series_lines(

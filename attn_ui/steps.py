@@ -133,9 +133,9 @@ def bar_block(values: Tensor, labels: list[str], *, value_title: str, title: str
     )
 
 
-def chart_block(width: int, height: int, builder: Callable, *args: Any, **options: Any) -> None:
+def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **options: Any) -> None:
     """``builder(*args, **options)`` (a chart of ``attn_ui.charts``) as wide as its block: ``width`` pixels, or its
-    whole column where that is narrower."""
+    whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own."""
     with block(width):
         draw(builder, *args, width="stretch", height=height, **options)
 

@@ -18,7 +18,7 @@ from attn_core import (
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
-from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, heatmap_grid, labelled_lines, short_label
+from attn_ui.charts import MAX_WIDTH, heatmap_grid, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
@@ -216,7 +216,7 @@ if slides.show(4):
         ]
         chart_block(
             MAX_WIDTH,
-            BAR_HEIGHT + 120,
+            "content",
             labelled_lines,
             contexts.similarity.numpy(),
             pair_names,

@@ -140,3 +140,17 @@ def test_line_specs_depend_on_the_values_only_through_their_data():
 
 def test_specs_declare_the_vega_lite_the_tests_validate_against():
     assert charts.SCHEMA_URL == alt.SCHEMA_URL
+
+
+def test_labelled_lines_keep_their_plot_height_under_a_long_legend():
+    """Streamlit's default autosize ("fit") squeezed the plot of the Real model's similarity chart to nothing under
+    its legend of sentence pairs: the chart fits only its width and keeps a plot of PLOT_HEIGHT pixels."""
+    spec = charts.labelled_lines(
+        RNG.random((3, 8)),
+        ["a ↔ b", "a ↔ c", "b ↔ c"],
+        [f"layer {i}" for i in range(8)],
+        value_title="cosine similarity",
+        point_title="stage",
+        series_title="sentences",
+    )
+    assert spec["height"] == charts.PLOT_HEIGHT and spec["autosize"]["type"] == "fit-x"
