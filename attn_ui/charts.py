@@ -64,6 +64,9 @@ CONFIG = {
     "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
     "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
     "text": {"fontSize": CELL_FONT_SIZE},
+    # No ARIA description per mark item: Vega builds one string per cell (thousands per view) on every redraw, and a
+    # screen reader is better served by the chart's description and its Numbers table. Axes and legends keep theirs.
+    "mark": {"aria": False},
 }
 
 
@@ -182,55 +185,48 @@ def heatmap(
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
-    n_rows, n_cols = values.shape
     infinite = np.isneginf(values)
-    masked = infinite | ((values == 0) if kind == "mask" else False)
     shown_values = np.where(infinite, np.nan, values)
-    texts = np.where(infinite, "−∞", np.char.mod("%.2f", np.where(infinite, 0, values)))
-    dark = _dark_cells(kind, np.where(infinite, 0, values)) if kind != "mask" else ~masked
     rows, cols = np.indices(values.shape).reshape(2, -1)  # (rows · columns,) each: the cells in row-major order
-    cells = pd.DataFrame(
-        {
-            "row": rows,
-            "col": cols,
-            row_title: np.asarray(row_labels, dtype=object)[rows],
-            col_title: np.asarray(col_labels, dtype=object)[cols],
-            "value": shown_values.ravel(),
-            "masked": np.broadcast_to(masked, values.shape).ravel(),
-            "category": np.where(masked, "blocked", "allowed").ravel(),
-            "text": texts.ravel(),
-            "dark": dark.ravel(),
-            "highlight": rows == (-1 if highlight is None else highlight),
-        }
-    )
+    columns = {
+        "row": rows,
+        "col": cols,
+        row_title: np.asarray(row_labels, dtype=object)[rows],
+        col_title: np.asarray(col_labels, dtype=object)[cols],
+        "value": shown_values.ravel(),
+    }
     cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
     position = {
         "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
         "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},
     }
     names = [{"field": row_title, "type": "nominal"}, {"field": col_title, "type": "nominal"}]
-    colour = _colour(kind)
     if kind == "mask":
-        layers = [
-            {"mark": {"type": "rect"}, "encoding": {**position, "color": colour, "tooltip": [*names, {"field": "category"}]}}
-        ]
+        columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
+        tooltip = [*names, {"field": "category"}]
+        layers = [{"mark": {"type": "rect"}, "encoding": {**position, "color": _colour(kind), "tooltip": tooltip}}]
     else:
-        value_tip = {"field": "value", "type": "quantitative", "format": ".4f"}
-        masked_tip = {"field": "text", "type": "nominal", "title": "masked"}
-        layers = [
-            _layer({"type": "rect"}, {**position, "color": colour, "tooltip": [*names, value_tip]}, "!datum.masked"),
-            _layer({"type": "rect", "color": MASKED_COLOUR}, {**position, "tooltip": [*names, masked_tip]}, "datum.masked"),
-        ]
-    if kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
-        text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
-        layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
+        finite = np.where(infinite, 0, values)
+        columns["masked"] = infinite.ravel()
+        columns["tip"] = np.where(infinite, "−∞ (masked)", np.char.mod("%.4f", finite)).ravel()
+        # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
+        colour = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}, **_colour(kind)}
+        tooltip = [*names, {"field": "tip", "type": "nominal", "title": "value"}]
+        mark = {"type": "rect", "invalid": "show"}
+        layers = [{"mark": mark, "encoding": {**position, "color": colour, "tooltip": tooltip}}]
+        if values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
+            columns["text"] = np.where(infinite, "−∞", np.char.mod("%.2f", finite)).ravel()
+            columns["dark"] = _dark_cells(kind, finite).ravel()
+            text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
+            layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
     if highlight is not None:
         outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
+        columns["highlight"] = rows == highlight
         layers.append(_layer(outline, position, "datum.highlight"))  # a field, so a new row changes only the data
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
     heading = {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
-    return _spec(f"heatmap: {title}", heading, cells, kind, **size, layer=layers)
+    return _spec(f"heatmap: {title}", heading, pd.DataFrame(columns), kind, **size, layer=layers)
 
 
 def _spec(description: str, title: str | dict, cells: pd.DataFrame, kind: str, **view) -> dict:

@@ -232,7 +232,7 @@ def stats(samples: list[float]) -> dict:
     """p50, p95 (linear interpolation between order statistics), min, max and n of some samples."""
     if not samples:
         return {"n": 0, "p50": None, "p95": None, "min": None, "max": None}
-    ordered = sorted(samples)
+    ordered = sorted(map(float, samples))  # the page's clock may give whole milliseconds as integers
     position = 0.95 * (len(ordered) - 1)
     low = int(position)
     high = min(low + 1, len(ordered) - 1)

@@ -89,6 +89,23 @@ def test_heatmap_data_names_masked_cells_and_keeps_the_values():
     assert cells[0, 1]["value"] == SCORES[0, 1] and cells[0, 1]["query"] == "the" and cells[0, 1]["key"] == "cat"
 
 
+def test_masked_cells_are_drawn_grey_and_say_so_on_hover():
+    """One layer draws every cell: a masked (−inf) score gets the grey, not a colour of the scale, and is not
+    dropped as an invalid value."""
+    import re
+
+    import vl_convert
+
+    values = np.array([[0.5, -np.inf], [1.0, 2.0]])
+    spec = as_spec(charts.heatmap(values, ["a", "b"], ["a", "b"], kind="signed"))
+    marks = vl_convert.vegalite_to_svg(spec).split('class="mark-rect role-mark')[1].split("</g>")[0]
+    fills = re.findall(r'<path[^>]*d="M(\d+),(\d+)h[^"]*" fill="([^"]*)"', marks)
+    assert {(int(x) // 44, int(y) // 44): fill for x, y, fill in fills}[1, 0] == charts.MASKED_COLOUR  # (col, row)
+    assert len(fills) == 4 and sum(fill == charts.MASKED_COLOUR for *_, fill in fills) == 1
+    tips = {(cell["row"], cell["col"]): cell["tip"] for cell in spec["datasets"]["cells"]}
+    assert tips == {(0, 0): "0.5000", (0, 1): "−∞ (masked)", (1, 0): "1.0000", (1, 1): "2.0000"}
+
+
 def test_chart_spec_is_built_once_per_input():
     first = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
     again = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
