@@ -134,6 +134,15 @@ def test_coreference_reads_the_pronouns_attention(model, reference):
         coreference(model, COREFERENCE_SENTENCES, "it", ["cat", "street"])
 
 
+def test_a_missing_pronoun_quotes_a_long_sentence_up_to_a_whole_word(model):
+    long_sentence = "The animal didn't cross the street because the road was far too wide " + "and busy " * 6
+    with pytest.raises(ValueError) as missing:
+        coreference(model, [COREFERENCE_SENTENCES[0], long_sentence], "it", ["animal", "street"])
+    assert str(missing.value) == (
+        "“it” is not a word of sentence 2 (“The animal didn't cross the street because the road was far too wide and busy…”)."
+    )
+
+
 def test_a_word_in_different_contexts(model):
     contexts = word_across_contexts(model, [*CONTEXT_SENTENCES, "No such word here"], "bank")
     assert contexts.missing == ["No such word here"]

@@ -53,8 +53,16 @@ def closest_heads(similarity: Tensor, layer: int, head: int, n: int = 3) -> list
 def _positions(encoded: Encoded, b: int, word: str) -> list[int]:
     positions = encoded.positions_of(b, word)
     if not positions:
-        raise ValueError(f"“{word}” is not a word of sentence {b + 1} (“{encoded.texts[b][:80]}”).")
+        raise ValueError(f"“{word}” is not a word of sentence {b + 1} (“{_excerpt(encoded.texts[b])}”).")
     return positions
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    """The text, or its start cut after a whole word and followed by "…" where it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    start = text[: limit - 1]
+    return (start.rsplit(" ", 1)[0] if " " in start else start) + "…"
 
 
 @dataclass(frozen=True)
