@@ -210,4 +210,3 @@ def loglog_fit(xs: Sequence[float], ys: Sequence[float]) -> SlopeFit:
         return SlopeFit(slope, math.nan)
     residuals = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in pairs)
     return SlopeFit(slope, math.sqrt(residuals / (len(pairs) - 2) / spread_x))
-

@@ -107,7 +107,7 @@ if slides.show(1):
         ("W_O", "mixes the heads", (d_model, d_model)),
         ("output", "Concat · W_O", (t, d_model)),
     ]
-    st.dataframe(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
+    st.table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
     draw(
@@ -174,7 +174,8 @@ if slides.show(4):
         matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
 if slides.show(5):
-    st.dataframe(pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names).round(3))
+    per_head = pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names)
+    st.table(per_head.style.format(precision=3))
     st.caption(
         "Means over the query tokens. Entropy: 0 = each token attends to one key, "
         f"log T = {math.log(t):.2f} = attends to all equally. "
@@ -225,7 +226,7 @@ if slides.show(6):
                 ],
             }
         ).astype(str)
-        st.dataframe(comparison, hide_index=True)
+        st.table(comparison, hide_index=True)
         most_alike = int(like_one.argmax())
         st.caption(f"Of the {n_heads} heads, head {most_alike} is most like the single head (similarity {like_one.max():.2f}).")
 

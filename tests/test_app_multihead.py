@@ -39,7 +39,7 @@ def test_defaults_show_every_head_and_agree_with_the_engine_and_pytorch():
     tokens, steps = engine(COREFERENCE_SENTENCES[0], 32, 4, 0)
     torch.testing.assert_close(grid_weights(at), steps.heads.weights.double(), atol=1e-6, rtol=0)
     assert mha_difference(at) < 1e-5
-    table = at.dataframe[-2].value  # the per-head metrics
+    table = at.table[1].value  # the per-head metrics (after the shapes table)
     metrics = head_metrics(steps.heads.weights)
     assert list(table.index) == ["head 0", "head 1", "head 2", "head 3"]
     assert table["entropy (nats)"].tolist() == pytest.approx(metrics.entropy.tolist(), abs=1e-3)
