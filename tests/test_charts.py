@@ -106,6 +106,16 @@ def test_masked_cells_are_drawn_grey_and_say_so_on_hover():
     assert tips == {(0, 0): "0.5000", (0, 1): "−∞ (masked)", (1, 0): "1.0000", (1, 1): "2.0000"}
 
 
+def test_a_grid_cell_names_its_layer_head_and_tokens_on_hover():
+    values = RNG.random((2, 3, 6, 6))
+    spec = as_spec(charts.heatmap_grid(values, TOKENS, TOKENS, panel_rows=["0", "1"], panel_cols=["a", "b", "c"]))
+    cell = next(c for c in spec["datasets"]["cells"] if (c["panel_row"], c["panel_col"], c["row"], c["col"]) == (1, 2, 0, 3))
+    assert (cell["layer"], cell["head"], cell["query"], cell["key"]) == ("1", "c", TOKENS[0], TOKENS[3])
+    assert cell["value"] == values[1, 2, 0, 3]
+    tooltip = [entry["field"] for entry in spec["spec"]["encoding"]["tooltip"]]
+    assert tooltip == ["layer", "head", "query", "key", "value"]
+
+
 def test_chart_spec_is_built_once_per_input():
     first = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
     again = chart_spec("heatmap", SCORES, TOKENS, TOKENS, kind="signed")
