@@ -20,6 +20,7 @@ import torch
 from attn_core.device import DEFAULT_THREADS, torch_threads
 from attn_core.sweep import Point, Progress, Settings, Stopped, describe, fits, sweep
 from attn_core.timing import benchmark_timer
+from attn_ui.malloc import sweep_allocations
 
 MEASURE = "Measure on this server"  # the button that starts a sweep
 WAIT_S = 120.0  # longest wait for another session's sweep (its time budget, plus its last length's overrun)
@@ -74,7 +75,8 @@ def run_sweep(settings: Settings) -> Measured | None:
     progress = SweepProgress()
     points, stopped, machine = [], None, ""
     try:
-        with torch_threads(DEFAULT_THREADS):  # the views run on one thread (attn_ui.page); a sweep uses every core
+        # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep uses every core and glibc's own.
+        with torch_threads(DEFAULT_THREADS), sweep_allocations():
             machine = describe(settings)
             for event in sweep(settings, progress.timer):
                 if isinstance(event, Progress):

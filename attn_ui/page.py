@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import downloads, url_state
+from attn_ui import downloads, malloc, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
 
@@ -20,6 +20,7 @@ from attn_ui.url_state import Param
 # their functions and tables) live as long as the process; freezing moves them out of the collector's sight, so that
 # each pass walks only what the runs create, which it still collects.
 gc.freeze()
+malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
 
 # The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other; when
 # the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated: the real
