@@ -218,11 +218,14 @@ def heatmap(
             columns["text"] = np.where(infinite, "−∞", np.char.mod("%.2f", finite)).ravel()
             columns["dark"] = _dark_cells(kind, finite).ravel()
             text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
-            layers.append(_layer({"type": "text"}, {**position, "text": {"field": "text"}, "color": text_colour}))
+            # The number lies over its cell: hovering it shows the cell's tooltip, not Streamlit's default (row, col, text).
+            text = {**position, "text": {"field": "text"}, "color": text_colour, "tooltip": tooltip}
+            layers.append(_layer({"type": "text"}, text))
     if highlight is not None:
         outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
         columns["highlight"] = rows == highlight
-        layers.append(_layer(outline, position, "datum.highlight"))  # a field, so a new row changes only the data
+        # The row is a field, so a new row changes only the data; its outline's tooltip is its cell's, like the number's.
+        layers.append(_layer(outline, {**position, "tooltip": tooltip}, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
     heading = {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title

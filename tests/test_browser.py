@@ -208,3 +208,19 @@ def test_a_matrix_menu_and_its_numbers_open_on_click(server, browser):
         numbers.locator("summary").click()
     numbers.locator("[data-testid='stDataFrame']").wait_for()
     assert not exception_texts(page)
+
+
+def test_hovering_a_cell_or_its_number_names_its_query_key_and_value(server, browser):
+    """A small heatmap prints each value in its cell; the number lies over the cell, and hovering either shows the
+    cell's tooltip (query, key, value), a masked cell's value as −∞."""
+    page = visit(browser, f"{server}/Masking", viewport=(1400, 900))
+    chart = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="Scaled scores, masked").first
+    chart.scroll_into_view_if_needed()
+    first_row_third_key = chart.locator("g.mark-rect path").nth(2).bounding_box()  # masked: a causal mask's row 0
+    tooltip = page.locator("#vg-tooltip-element")
+    for fraction in (0.5, 0.1):  # on the number, then on the cell beside it
+        x = first_row_third_key["x"] + first_row_third_key["width"] * fraction
+        page.mouse.move(x, first_row_third_key["y"] + first_row_third_key["height"] * fraction)
+        page.wait_for_function("() => document.querySelector('#vg-tooltip-element')?.classList.contains('visible')")
+        assert tooltip.inner_text().split() == ["query", "The", "key", "sat", "value", "−∞", "(masked)"]
+        page.mouse.move(0, 0)

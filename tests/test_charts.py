@@ -148,6 +148,7 @@ def test_numbers_in_dark_cells_are_white():
     assert dark == {(0, 0): False, (0, 1): False, (1, 0): True, (1, 1): False}
     text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
     assert text_layer["encoding"]["color"]["condition"] == {"test": "datum.dark", "value": "white"}
+    assert text_layer["encoding"]["tooltip"] == spec["layer"][0]["encoding"]["tooltip"]  # hovering a number: its cell's
 
 
 def test_line_specs_depend_on_the_values_only_through_their_data():
