@@ -75,7 +75,7 @@ def run_sweep(settings: Settings) -> Measured | None:
     progress = SweepProgress()
     points, stopped, machine = [], None, ""
     try:
-        # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep uses every core and glibc's own.
+        # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep on every core, and the largest.
         with torch_threads(DEFAULT_THREADS), sweep_allocations():
             machine = describe(settings)
             for event in sweep(settings, progress.timer):
