@@ -19,6 +19,11 @@ for view in page.VIEWS:
     st.page_link(view.path, label=view.label, icon=view.icon)
     st.caption(view.summary)
 
+st.markdown(
+    "Each view is a sequence of numbered sections, shown as tabs; the last tab, **All sections**, shows them all "
+    "on one page."
+)
+
 st.subheader("Presenting")
 st.markdown(
     "Switch on **Presenter mode** in a view's sidebar (or add `?present=on` to its address): the view shows one "

@@ -89,11 +89,13 @@ VIEWS = (
 )
 
 
+ALL_SECTIONS = 0  # the section number that stands for all of them, one under the other ("slide=all" in a link)
 PRESENTER = (
     Param("present", False, url_state.on_off, url_state.format_on_off),
-    Param("slide", 1, url_state.integer(1, 99)),
+    Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
 )
 KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
+SECTION_TAB = "_section_tab"  # session-state key of the sections' tabs
 PRESENTER_STYLE = """<style>
 html { font-size: 21px; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; }
@@ -148,9 +150,11 @@ def publish(params: tuple[Param, ...]) -> None:
 
 
 class Slides:
-    """A view's title, introduction and numbered sections.
+    """A view's title, introduction and numbered sections, one on screen at a time.
 
-    In presenter mode one section is shown at a time (the slide is in the URL), under a bar with Previous and
+    The open section is in the URL ("slide"). Only it is computed and drawn: a control change redraws one section's
+    charts, not the whole view's. Outside presenter mode the sections are tabs, the last of which, "All sections",
+    shows every section one under the other. In presenter mode there are no tabs but a bar with Previous and
     Next (→ and ← on a keyboard, PageDown and PageUp from a presentation clicker), the step counter and the
     view's controls in a popover (the sidebar is closed); the introduction shows on the first slide only.
     ``controls`` is where the view draws its controls: that popover, or the sidebar.
@@ -159,9 +163,11 @@ class Slides:
     def __init__(self, titles: tuple[str, ...], title: str, intro: str):
         self.titles = titles
         last = len(titles)
+        numbers = range(1, last + 1) if presenting() else range(ALL_SECTIONS, last + 1)
         slide = st.session_state.get("slide")
-        url_state.keep_in("slide", range(1, last + 1), min(slide, last) if type(slide) is int and slide > 0 else 1)
+        url_state.keep_in("slide", numbers, min(slide, last) if type(slide) is int and slide > 0 else 1)
         self.current = st.session_state["slide"]
+        self._tabs_drawn = False
         st.title(title)
         if presenting():
             if self.current == 1:
@@ -173,11 +179,28 @@ class Slides:
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
-        the section more precisely than its slide title, e.g. "Head 3, step by step")."""
-        if presenting() and number != self.current:
+        the section more precisely than its slide title, e.g. "Head 3, step by step").
+
+        Outside presenter mode the first call draws the tabs, after whatever the view drew above its sections (a
+        warning about its controls), and what follows goes into the open tab."""
+        if not presenting() and not self._tabs_drawn:
+            self._tabs_drawn = True
+            self._open_tab()
+        if self.current not in (number, ALL_SECTIONS):
             return False
         st.header(f"{number} · {title or self.titles[number - 1]}")
         return True
+
+    def _open_tab(self) -> None:
+        """The sections' tabs; the rest of the run draws into the open one. Only it is drawn (a tab's ``on_change``
+        makes the tabs lazy): choosing another tab reruns the view with that section open."""
+        labels = {f"{number} · {title}": number for number, title in enumerate(self.titles, 1)} | {"All sections": ALL_SECTIONS}
+        opened = next(label for label, number in labels.items() if number == self.current)
+        st.session_state[SECTION_TAB] = opened
+        tabs = st.tabs(list(labels), key=SECTION_TAB, on_change=_open_section, args=(labels,))
+        # Entered for the rest of the run, not in a with block, so that the views' sections need no indentation:
+        # Streamlit starts every run (on its own thread) with a fresh stack of containers.
+        tabs[list(labels).index(opened)].__enter__()
 
     def _navigation(self) -> DeltaGenerator:
         """The presenter's bar; returns the controls' popover."""
@@ -208,6 +231,10 @@ class Slides:
             st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
             st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_move_slide, args=(1, last))
         return controls
+
+
+def _open_section(labels: dict[str, int]) -> None:
+    st.session_state["slide"] = labels.get(st.session_state.get(SECTION_TAB), 1)
 
 
 def _move_slide(delta: int, last: int) -> None:

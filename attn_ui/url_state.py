@@ -55,6 +55,25 @@ def integer(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def integer_or(special: int, word: str, low: int, high: int) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``, or ``word`` for the number ``special`` (e.g. "all" for 0)."""
+    within = integer(low, high)
+
+    def parse(raw: str) -> int:
+        if raw.lower() == word:
+            return special
+        try:
+            return within(raw)
+        except ValueError:
+            raise ValueError(f"expected {word} or a whole number from {low} to {high}") from None
+
+    return parse
+
+
+def format_integer_or(special: int, word: str) -> Callable[[int], str]:
+    return lambda value: word if value == special else str(value)
+
+
 def choice(options: Iterable[str]) -> Callable[[str], str]:
     options = tuple(options)
 

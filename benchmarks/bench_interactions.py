@@ -7,6 +7,8 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
 - per view and control (every widget of the sidebar and the main area at default settings, found in the page):
   the redraw time of each of N changes that alternate between two values, from the input event (pointer down or
   key down) to the app's ``script_finished`` message with the page fully drawn (p50, p95, min, n);
+- per view, its section tabs: the redraw time of opening each (N rounds through them), and every control again on
+  the section that draws the most charts (a view opens on its first section, which may draw few);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view and changing
   a few controls, with a sentence of its own), its resident memory (VmRSS, with any child processes) after
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -58,6 +61,7 @@ VIEWPORT = (1440, 900)
 P50_MS, P95_MS = 300, 600
 FIRST_RENDER_S, COLD_START_S = 1.5, 5.0
 RSS_MB = 600
+SECTION_TAB = re.compile(r"\d+ · .+|All sections")  # a view's section tabs (Masking has tabs of its own too)
 QUIET_MS = 200  # a redraw is over once no run has finished and no chart has changed for this long
 WAIT_S = 60  # longest wait for one run (a sweep stops at its time budget)
 RENDER_VISITS = 3  # fresh-tab loads and sidebar navigations per view, at most (fewer with --repeats below 3)
@@ -414,8 +418,9 @@ def drivable(control: Control) -> bool:
     return control.visible and not control.disabled and control.label != RUN_SWEEP
 
 
-def measure_control(page, view: View, control: Control, repeats: int) -> Timing:
-    timing = Timing(view.label, control.name, "sidebar" if control.sidebar else "main", control.kind)
+def measure_control(page, view: View, control: Control, repeats: int, section: str = "") -> Timing:
+    name = f"{control.name} · on {section}" if section else control.name
+    timing = Timing(view.label, name, "sidebar" if control.sidebar else "main", control.kind)
     driver = Driver(page, control)
     for k in range(repeats):
         timing.add(lambda k=k: redraw_ms(page, lambda arm: driver.act(k, arm)))
@@ -427,8 +432,9 @@ def measure_control(page, view: View, control: Control, repeats: int) -> Timing:
     return timing
 
 
-def view_url(base: str, view: View) -> str:
-    return f"{base}/{view.url_path}"
+def view_url(base: str, view: View, slide: int | None = None) -> str:
+    """The view's address, on its first section or on section ``slide``."""
+    return f"{base}/{view.url_path}" + (f"?slide={slide}" if slide else "")
 
 
 def open_view(browser, base: str, view: View):
@@ -478,6 +484,43 @@ class ViewResult:
     sweep_done: Timing | None = None
 
 
+def section_tabs(page) -> list[str]:
+    """The labels of the view's section tabs ("1 · ...", ..., "All sections"), in order."""
+    labels = [label.strip() for label in page.get_by_role("tab").all_inner_texts()]
+    return [label for label in labels if SECTION_TAB.fullmatch(label)]
+
+
+def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], int]:
+    """Open each section's tab in turn, from the first: the second, the third ..., "All sections", the first again,
+    ``repeats`` rounds. Returns a timing per tab and the number of the section that draws the most charts."""
+    labels = section_tabs(page)
+    order = labels[1:] + labels[:1]
+    timings = {label: Timing(view.label, f"tab “{label}”", "main", "tab") for label in order}
+    charts = {}
+    for _ in range(repeats):
+        for label in order:
+            tab = page.get_by_role("tab", name=label, exact=True)
+            timings[label].add(lambda tab=tab: redraw_ms(page, lambda arm: click(arm, tab)))
+            charts[label] = page.locator("[data-testid='stVegaLiteChart']").count()
+    sections = {int(label.split(" · ")[0]): count for label, count in charts.items() if label[0].isdigit()}
+    return list(timings.values()), max(sections, key=sections.get, default=1)
+
+
+def measure_controls(page, view: View, repeats: int, result: ViewResult, section: str = "") -> None:
+    """Every control of the page as it is now, each changed ``repeats`` times, the page restored after each."""
+    opened_at, controls = page.url, find_controls(page)
+    for control in controls:
+        if control.label == RUN_SWEEP:
+            continue
+        if not drivable(control):
+            if not section:
+                result.skipped.append(f"{control.kind} “{control.name}” ({'hidden' if not control.visible else 'disabled'})")
+            continue
+        progress(f"{view.label} · {control.name} {section}")
+        result.controls.append(measure_control(page, view, control, repeats, section))
+        back_to_defaults(page, opened_at, controls)
+
+
 def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
     result = ViewResult(view.label)
     page, result.first_visit_s = open_view(browser, base, view)
@@ -486,16 +529,18 @@ def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
         page.close()
         page, seconds = open_view(browser, base, view)  # the last one drives the controls
         result.fresh_tab.samples_ms.append(1000 * seconds)
-    opened_at, controls = page.url, find_controls(page)
-    for control in controls:
-        if control.label == RUN_SWEEP:
-            continue
-        if not drivable(control):
-            result.skipped.append(f"{control.kind} “{control.name}” ({'hidden' if not control.visible else 'disabled'})")
-            continue
-        progress(f"{view.label} · {control.name}")
-        result.controls.append(measure_control(page, view, control, repeats))
-        back_to_defaults(page, opened_at, controls)
+    opened_at = page.url
+    measure_controls(page, view, repeats, result)
+    progress(f"{view.label} · section tabs")
+    tabs, busiest = measure_sections(page, view, repeats)
+    result.controls += tabs
+    if busiest != 1:  # the controls again where they redraw the most: the section with the most charts
+        with rerun(page, timeout_s=WAIT_S):
+            page.goto(view_url(base, view, slide=busiest))
+        settled(page, need_run=False)  # every control drawn
+        measure_controls(page, view, repeats, result, f"section {busiest}")
+        with rerun(page, timeout_s=WAIT_S):
+            page.goto(opened_at)
     if any(control.label == RUN_SWEEP for control in find_controls(page)):
         result.sweep_progress = Timing(view.label, f"“{RUN_SWEEP}” → progress bar shown", "sidebar", "button")
         result.sweep_done = Timing(view.label, f"“{RUN_SWEEP}” → sweep drawn", "sidebar", "button")

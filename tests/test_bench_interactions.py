@@ -1,4 +1,4 @@
-"""The interaction benchmark works end to end: one view, one change per control, one session (about 45 s).
+"""The interaction benchmark works end to end: one view, one change per control and section tab, one session (a minute).
 
 It asserts what the benchmark measured and reports, never how fast: timing targets belong to its output, not to tests.
 """
@@ -16,18 +16,27 @@ WIDGETS = ("selectbox", "number_input", "toggle", "checkbox", "radio", "slider",
 SCALING = next(view for view in VIEWS if view.url_path == "Scaling")
 
 
-def test_a_quick_run_reports_every_control_of_a_view_and_the_server_memory():
-    at = open_view(SCALING.path)  # the view's widgets as the script draws them, to compare with what the page offered
-    expected = {widget.label for kind in WIDGETS for widget in at.get(kind) if not widget.disabled}
-    expected |= {button.label for button in at.button if not button.disabled} - {bench.RUN_SWEEP}
+def widget_labels(at) -> set[str]:
+    """The labels of the enabled widgets a run drew, as the page offers them to the benchmark."""
+    labels = {widget.label for kind in WIDGETS for widget in at.get(kind) if not widget.disabled}
+    return labels | {button.label for button in at.button if not button.disabled} - {bench.RUN_SWEEP}
+
+
+def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_memory():
+    first = open_view(SCALING.path, slide="1")  # the view as it opens, to compare with what the page offered
+    expected = widget_labels(first)
     assert {"Sentence", "Seed"} <= expected
+    tabs = {f"tab “{tab.label}”" for tab in first.tabs if bench.SECTION_TAB.fullmatch(tab.label)}
+    assert len(tabs) == 5  # four sections and "All sections"
 
     record = bench.run([SCALING], repeats=1, sessions=1)
 
     (view,) = record["views"]
     assert not view["skipped"], view["skipped"]
     rows = {row["action"]: row for row in view["controls"]}
-    assert set(rows) == expected
+    (busiest,) = {action.rsplit(" ", 1)[1] for action in rows if " · on section " in action}
+    again = {f"{label} · on section {busiest}" for label in widget_labels(open_view(SCALING.path, slide=busiest))}
+    assert busiest != "1" and set(rows) == expected | tabs | again
     for row in rows.values():
         assert row["n"] == 1 and isinstance(row["p50"], float) and row["p50"] > 0 and not row["errors"], row
     assert view["fresh_tab"]["n"] == 1 and view["from_home"]["n"] == 1
@@ -36,7 +45,7 @@ def test_a_quick_run_reports_every_control_of_a_view_and_the_server_memory():
     assert memory["sessions"] == 1 and not memory["errors"] and 50 < memory["after"][1] <= memory["peak_mb"]
 
     text = bench.report(record)
-    for label in expected:
-        assert f"| Scaling | {label} | " in text
+    for action in rows:
+        assert f"| Scaling | {action} | " in text
     assert f"| 1 | {bench.number(memory['after'][1])} |" in text
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text

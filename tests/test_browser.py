@@ -18,6 +18,7 @@ from tests.browser_support import (
     exception_texts,
     rerun,
     server,
+    settle_layout,
     skip_without_browser,
     visit,
 )
@@ -43,7 +44,7 @@ def test_each_view_renders_without_exception(server, browser, view):
 
 
 def test_shared_pipeline_link_shows_the_example(server, browser):
-    page = visit(browser, f"{server}/Pipeline?preset=playing-outside&query=0")
+    page = visit(browser, f"{server}/Pipeline?preset=playing-outside&query=0&slide=all")
     assert page.locator(EXCEPTION).count() == 0
     page.get_by_text("0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]").wait_for(timeout=30_000)
     cells = page.locator("[data-testid='stVegaLiteChart'] g.mark-rect path")
@@ -99,7 +100,7 @@ def test_pipeline_survives_text_then_every_control(server, browser):
     """A typed sentence followed by any other control must never end in a traceback: widgets whose options
     depend on the tokens (the query selectbox) must not choke on a stale value the browser sends back.
     Every step is tried, so the message lists each one that failed, in order."""
-    page = visit(browser, f"{server}/Pipeline")
+    page = visit(browser, f"{server}/Pipeline?slide=all")
     page.set_default_timeout(10_000)
     sentence = page.locator("[data-testid='stSidebar'] [data-testid='stTextArea']").filter(has_text="Sentence")
     sentence.locator("textarea").fill(NEW_SENTENCE)
@@ -113,7 +114,7 @@ def test_pipeline_survives_text_then_every_control(server, browser):
 
 def test_masking_play_steps_to_the_last_token(server, browser):
     """Play moves the generation step forward on a timer (a fragment asks for full reruns) and stops at the end."""
-    page = visit(browser, f"{server}/Masking?text=a+b+c+d")
+    page = visit(browser, f"{server}/Masking?text=a+b+c+d&slide=all")
     page.locator("label").filter(has_text="Play").click()
     page.wait_for_function("() => window.location.search.includes('step=4')", timeout=30_000)
     page.wait_for_selector(IDLE, timeout=30_000)
@@ -125,7 +126,7 @@ def test_masking_play_steps_to_the_last_token(server, browser):
 def test_query_label_follows_the_text(server, browser):
     """A new sentence renames the selected query token at once ("3: cats" becomes "3: black"), and the next
     change keeps that token rather than receiving a stale label back."""
-    page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats&query=3")
+    page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats&query=3&slide=all")
     picker = page.get_by_role("combobox", name="Query token")
     assert picker.input_value() == "3: cats"
     with rerun(page):
@@ -213,7 +214,7 @@ def test_a_matrix_menu_and_its_numbers_open_on_click(server, browser):
 def test_hovering_a_cell_or_its_number_names_its_query_key_and_value(server, browser):
     """A small heatmap prints each value in its cell; the number lies over the cell, and hovering either shows the
     cell's tooltip (query, key, value), a masked cell's value as −∞."""
-    page = visit(browser, f"{server}/Masking", viewport=(1400, 900))
+    page = visit(browser, f"{server}/Masking?slide=all", viewport=(1400, 900))
     chart = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="Scaled scores, masked").first
     chart.scroll_into_view_if_needed()
     first_row_third_key = chart.locator("g.mark-rect path").nth(2).bounding_box()  # masked: a causal mask's row 0
@@ -224,3 +225,24 @@ def test_hovering_a_cell_or_its_number_names_its_query_key_and_value(server, bro
         page.wait_for_function("() => document.querySelector('#vg-tooltip-element')?.classList.contains('visible')")
         assert tooltip.inner_text().split() == ["query", "The", "key", "sat", "value", "−∞", "(masked)"]
         page.mouse.move(0, 0)
+
+
+def test_a_view_draws_only_its_open_section_and_its_tabs_open_the_others(server, browser):
+    """Outside presenter mode the sections are tabs: only the open one is computed and drawn, a tab opens another
+    (and puts it in the URL), and "All sections" shows them all, one under the other."""
+    page = visit(browser, f"{server}/Multi_head")
+    charts = page.locator("[data-testid='stVegaLiteChart']")
+
+    def sections() -> list[str]:
+        return [text.split(" · ")[0] for text in page.locator("h2").all_inner_texts() if " · " in text]
+
+    assert sections() == ["1"] and charts.count() == 0  # the first section is a table of shapes
+    with rerun(page):
+        page.get_by_role("tab", name="3 · One head, step by step").click()
+    settle_layout(page)  # charts are added a moment after the run has finished
+    assert sections() == ["3"] and "slide=3" in page.url
+    assert charts.count() == 10  # W_Q, W_K, W_V; Q, K, V; S, S', A; Z of one head
+    with rerun(page):
+        page.get_by_role("tab", name="All sections").click()
+    assert sections() == ["1", "2", "3", "4", "5", "6", "7"] and "slide=all" in page.url
+    assert page.locator(EXCEPTION).count() == 0

@@ -1,10 +1,10 @@
 """Layout, readability, themes and presenter mode of every view, in a real browser (Playwright + Chromium).
 
-Each view is opened by URL with a 16-word sentence and measured at four window sizes: no traceback, charts
-neither overlapping nor leaving the main column, no sideways scrolling, every token shown on every heatmap axis,
-readable axis labels in the light and the dark theme. Presenter mode (``?present=on``) shows one numbered slide
-at a time, moved by the arrow keys and a clicker's PageDown/PageUp. Slow parts are shared: one server per
-module, each view loaded once per colour scheme and resized rather than reloaded.
+Each view is opened by URL with a 16-word sentence on its "All sections" tab (every section drawn) and measured at
+four window sizes: no traceback, charts neither overlapping nor leaving the main column, no sideways scrolling, every
+token shown on every heatmap axis, readable axis labels in the light and the dark theme. Presenter mode
+(``?present=on``) shows one numbered slide at a time, moved by the arrow keys and a clicker's PageDown/PageUp. Slow
+parts are shared: one server per module, each view loaded once per colour scheme and resized rather than reloaded.
 
 Heatmaps are recognised by their Vega-Lite ``description`` ("heatmap: ..."), which Vega writes as the
 ``aria-label`` of the chart's container; "heatmap grid: ..." small multiples have no token axes.
@@ -119,7 +119,8 @@ MEASURE = r"""() => {
 
 
 def view_url(base: str, view, **query: str) -> str:
-    """The view's address, with the 16-word sentence where the view takes one."""
+    """The view's address on its "All sections" tab, with the 16-word sentence where the view takes one."""
+    query = {"slide": "all", **query}
     if view.label not in WITHOUT_TEXT:
         query = {"text": SENTENCE, **query}
     return f"{base}/{view.url_path}" + (f"?{urlencode(query)}" if query else "")
