@@ -7,12 +7,13 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
 - per view and control (every widget of the sidebar and the main area at default settings, found in the page):
   the redraw time of each of N changes that alternate between two values, from the input event (pointer down or
   key down) to the app's ``script_finished`` message with the page fully drawn (p50, p95, min, n);
-- per view, its section tabs: the redraw time of opening each (N rounds through them), and every control again on
-  the section that draws the most charts (a view opens on its first section, which may draw few);
+- per view, its section tabs: the redraw time of opening each (N rounds through them), each section's own controls
+  (those of the main area) on their section, and every control again on the section that draws the most charts (a
+  view opens on its first section, which may draw few);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
-- memory: a second fresh server, N sessions in turn (each a new browser context visiting every view and changing
-  a few controls, with a sentence of its own), its resident memory (VmRSS, with any child processes) after
-  sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM).
+- memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
+  sections" tab, and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
+  child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM).
 
 Times come from the page's own clock: an init script marks the input event, decodes each WebSocket message's type
 (``script_finished``) and watches the page for the last change to a chart's drawing and the last placeholder
@@ -432,8 +433,8 @@ def measure_control(page, view: View, control: Control, repeats: int, section: s
     return timing
 
 
-def view_url(base: str, view: View, slide: int | None = None) -> str:
-    """The view's address, on its first section or on section ``slide``."""
+def view_url(base: str, view: View, slide: int | str | None = None) -> str:
+    """The view's address, on its first section or on section ``slide`` ("all": every section)."""
     return f"{base}/{view.url_path}" + (f"?slide={slide}" if slide else "")
 
 
@@ -490,9 +491,9 @@ def section_tabs(page) -> list[str]:
     return [label for label in labels if SECTION_TAB.fullmatch(label)]
 
 
-def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], int]:
+def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], dict[int, int]]:
     """Open each section's tab in turn, from the first: the second, the third ..., "All sections", the first again,
-    ``repeats`` rounds. Returns a timing per tab and the number of the section that draws the most charts."""
+    ``repeats`` rounds. Returns a timing per tab and the number of charts each section draws."""
     labels = section_tabs(page)
     order = labels[1:] + labels[:1]
     timings = {label: Timing(view.label, f"tab “{label}”", "main", "tab") for label in order}
@@ -502,21 +503,21 @@ def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], int]
             tab = page.get_by_role("tab", name=label, exact=True)
             timings[label].add(lambda tab=tab: redraw_ms(page, lambda arm: click(arm, tab)))
             charts[label] = page.locator("[data-testid='stVegaLiteChart']").count()
-    sections = {int(label.split(" · ")[0]): count for label, count in charts.items() if label[0].isdigit()}
-    return list(timings.values()), max(sections, key=sections.get, default=1)
+    return list(timings.values()), {int(label.split(" · ")[0]): n for label, n in charts.items() if label[0].isdigit()}
 
 
-def measure_controls(page, view: View, repeats: int, result: ViewResult, section: str = "") -> None:
-    """Every control of the page as it is now, each changed ``repeats`` times, the page restored after each."""
+def measure_controls(page, view: View, repeats: int, result: ViewResult, section: str = "", main_only: bool = False) -> None:
+    """Every control of the page as it is now (``main_only``: those of the main area, a section's own), each changed
+    ``repeats`` times, the page restored after each."""
     opened_at, controls = page.url, find_controls(page)
     for control in controls:
-        if control.label == RUN_SWEEP:
+        if control.label == RUN_SWEEP or main_only and control.sidebar:
             continue
         if not drivable(control):
             if not section:
                 result.skipped.append(f"{control.kind} “{control.name}” ({'hidden' if not control.visible else 'disabled'})")
             continue
-        progress(f"{view.label} · {control.name} {section}")
+        progress(f"{view.label} · {control.name}" + (f" · on {section}" if section else ""))
         result.controls.append(measure_control(page, view, control, repeats, section))
         back_to_defaults(page, opened_at, controls)
 
@@ -532,15 +533,17 @@ def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
     opened_at = page.url
     measure_controls(page, view, repeats, result)
     progress(f"{view.label} · section tabs")
-    tabs, busiest = measure_sections(page, view, repeats)
+    tabs, charts = measure_sections(page, view, repeats)
     result.controls += tabs
-    if busiest != 1:  # the controls again where they redraw the most: the section with the most charts
+    busiest = max(charts, key=charts.get, default=1)
+    for section in sorted(charts.keys() - {1}):  # each section's own controls; all of them where it draws the most
         with rerun(page, timeout_s=WAIT_S):
-            page.goto(view_url(base, view, slide=busiest))
+            page.goto(view_url(base, view, slide=section))
         settled(page, need_run=False)  # every control drawn
-        measure_controls(page, view, repeats, result, f"section {busiest}")
-        with rerun(page, timeout_s=WAIT_S):
-            page.goto(opened_at)
+        measure_controls(page, view, repeats, result, f"section {section}", main_only=section != busiest)
+    with rerun(page, timeout_s=WAIT_S):
+        page.goto(opened_at)
+    settled(page, need_run=False)
     if any(control.label == RUN_SWEEP for control in find_controls(page)):
         result.sweep_progress = Timing(view.label, f"“{RUN_SWEEP}” → progress bar shown", "sidebar", "button")
         result.sweep_done = Timing(view.label, f"“{RUN_SWEEP}” → sweep drawn", "sidebar", "button")
@@ -582,8 +585,9 @@ def session_sentence(text: str, session: int) -> str:
 
 
 def one_session(browser, base: str, views: list[View], session: int, changes: int = 2) -> None:
-    """A new browser context that opens every view, types its own sentence and changes ``changes`` other controls."""
-    page = visit(browser, view_url(base, views[0]), VIEWPORT, "light", init_script=INSTRUMENT)
+    """A new browser context that opens every view, types its own sentence and changes ``changes`` other controls.
+    Each view is opened on its "All sections" tab, so that every section runs and fills its caches."""
+    page = visit(browser, view_url(base, views[0], slide="all"), VIEWPORT, "light", init_script=INSTRUMENT)
     page.set_default_timeout(30_000)
     where = views[0].label
     try:
@@ -591,7 +595,7 @@ def one_session(browser, base: str, views: list[View], session: int, changes: in
             where = view.label
             if number:
                 with rerun(page, timeout_s=WAIT_S):
-                    page.goto(view_url(base, view))
+                    page.goto(view_url(base, view, slide="all"))
             settled(page, need_run=False)  # elements whose code loads late are there
             text = next((c for c in find_controls(page) if drivable(c) and c.testid in TEXTS), None)
             if text:

@@ -174,8 +174,9 @@ if slides.show(4):
         matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
 if slides.show(5):
-    per_head = pd.DataFrame({name: values.numpy() for name, values in metrics.columns().items()}, index=head_names)
-    st.table(per_head.style.format(precision=3))
+    # The head as a short column of its own: "head 0" as a row label wrapped onto two lines on a projector.
+    per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
+    st.table(per_head.style.format(precision=3), hide_index=True)
     st.caption(
         "Means over the query tokens. Entropy: 0 = each token attends to one key, "
         f"log T = {math.log(t):.2f} = attends to all equally. "

@@ -41,7 +41,7 @@ def test_defaults_show_every_head_and_agree_with_the_engine_and_pytorch():
     assert mha_difference(at) < 1e-5
     table = at.table[1].value  # the per-head metrics (after the shapes table)
     metrics = head_metrics(steps.heads.weights)
-    assert list(table.index) == ["head 0", "head 1", "head 2", "head 3"]
+    assert [str(head) for head in table["head"]] == ["0", "1", "2", "3"]
     assert table["entropy (nats)"].tolist() == pytest.approx(metrics.entropy.tolist(), abs=1e-3)
     assert table["mean distance (tokens)"].tolist() == pytest.approx(metrics.distance.tolist(), abs=1e-3)
     assert table["weight on first token"].tolist() == pytest.approx(metrics.first_weight.tolist(), abs=1e-3)
