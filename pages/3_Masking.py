@@ -148,7 +148,12 @@ if slides.show(2):
     )
     step_controls(t)
     query = step - 1
-    for b, tab in enumerate(st.tabs([f"Sentence {b + 1}" for b in range(n_sentences)])):
+    sentence_tabs = [f"Sentence {b + 1}" for b in range(n_sentences)]
+    url_state.keep_in("sentence_tab", sentence_tabs, sentence_tabs[0])  # one sentence fewer: back to the first
+    # Lazy: only the open sentence's three charts are drawn; another tab reruns the view with it.
+    for b, tab in enumerate(st.tabs(sentence_tabs, key="sentence_tab", on_change="rerun")):
+        if not tab.open:
+            continue
         with tab:
             sentence = tokens[b]
             with row():

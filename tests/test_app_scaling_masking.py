@@ -156,9 +156,20 @@ def test_scaling_cuts_a_huge_text():
 # --- Masking ---------------------------------------------------------------------------------
 
 
+def open_sentence(at, b: int) -> None:
+    """Open sentence ``b``'s tab of the generation section (lazy: only the open one's charts are drawn)."""
+    at.session_state["sentence_tab"] = f"Sentence {b + 1}"
+    at.run()
+
+
 def sentence_heatmaps(at, batch) -> list[torch.Tensor]:
+    """The T × T heatmaps drawn with each sentence's tab open in turn; the first one is left open."""
     t = len(batch.tokens[0])
-    return heatmap_values(at, t, t)
+    matrices = []
+    for b in reversed(range(len(batch.tokens))):
+        open_sentence(at, b)
+        matrices += heatmap_values(at, t, t)
+    return matrices
 
 
 def contains(matrices: list[torch.Tensor], expected: torch.Tensor) -> bool:
@@ -192,10 +203,11 @@ def test_masking_link_plays_generation_to_step_three():
     step_texts = [text for text in texts(at, "markdown") if text.startswith("Step 3:")]
     assert step_texts[0] == "Step 3: “sat” may see 3 of 7 keys: The, cat, sat\\."
     batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
-    bars = bar_charts(at, "weight")
     for b in range(3):
-        assert bars[b] == pytest.approx(batch.steps.weights[b, 2].tolist(), abs=1e-6)
-        assert bars[b][3:] == [0.0] * 4  # nothing after the third token
+        open_sentence(at, b)
+        (bars,) = bar_charts(at, "weight")
+        assert bars == pytest.approx(batch.steps.weights[b, 2].tolist(), abs=1e-6)
+        assert bars[3:] == [0.0] * 4  # nothing after the third token
 
 
 def test_masking_sliding_window_link_and_slider():
