@@ -42,7 +42,8 @@ PARAMS = (
 SLIDES = (
     "Splitting the width into heads",
     "Every head's attention",
-    "One head, step by step",
+    "One head: its queries, keys and values",
+    "One head: scores, weights and context",
     "Concatenate, then project",
     "How the heads differ",
     "One head of size C, or h heads of size C/h?",
@@ -123,7 +124,7 @@ if slides.show(2):
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
     )
 
-if slides.show(3, f"Head {head}, step by step"):
+if slides.show(3, f"Head {head}: its queries, keys and values"):
     st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K and W_V.")
     head_features = [str(i) for i in range(columns.start, columns.stop)]
     with row():
@@ -143,6 +144,12 @@ if slides.show(3, f"Head {head}, step by step"):
             matrix_step(
                 f"{name} of head {head}", formula, tensor[head], tokens, feature_labels(d_head), shape=tuple(tensor.shape)
             )
+
+if slides.show(4, f"Head {head}: scores, weights and context"):
+    st.markdown(
+        f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}; softmax turns each row into "
+        "weights, which mix the head's values into its context Z."
+    )
     score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}")
     with row():
         matrix_step(
@@ -154,7 +161,7 @@ if slides.show(3, f"Head {head}, step by step"):
             shape=tuple(steps.heads.context.shape),
         )
 
-if slides.show(4):
+if slides.show(5):
     st.markdown(
         f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
         f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
@@ -173,8 +180,7 @@ if slides.show(4):
         )
         matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
-if slides.show(5):
-    # The head as a short column of its own: "head 0" as a row label wrapped onto two lines on a projector.
+if slides.show(6):
     per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
     st.table(per_head.style.format(precision=3), hide_index=True)
     st.caption(
@@ -203,7 +209,7 @@ if slides.show(5):
             st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
         st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
 
-if slides.show(6):
+if slides.show(7):
     one_head = multi_head_attention(x, w_q, w_k, w_v, w_o, 1)  # the same four matrices, used as a single head
     one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
     like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
@@ -231,7 +237,7 @@ if slides.show(6):
         most_alike = int(like_one.argmax())
         st.caption(f"Of the {n_heads} heads, head {most_alike} is most like the single head (similarity {like_one.max():.2f}).")
 
-if slides.show(7):
+if slides.show(8):
     difference = torch_mha_difference(x, w_q, w_k, w_v, w_o, steps)
     st.metric("Largest difference from torch.nn.MultiheadAttention", f"{difference:.1e}")
     st.caption(

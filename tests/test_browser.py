@@ -238,11 +238,11 @@ def test_a_view_draws_only_its_open_section_and_its_tabs_open_the_others(server,
 
     assert sections() == ["1"] and charts.count() == 0  # the first section is a table of shapes
     with rerun(page):
-        page.get_by_role("tab", name="3 · One head, step by step").click()
+        page.get_by_role("tab", name="3 · One head: its queries, keys and values").click()
     settle_layout(page)  # charts are added a moment after the run has finished
     assert sections() == ["3"] and "slide=3" in page.url
-    assert charts.count() == 10  # W_Q, W_K, W_V; Q, K, V; S, S', A; Z of one head
+    assert charts.count() == 6  # W_Q, W_K, W_V; Q, K, V of one head
     with rerun(page):
         page.get_by_role("tab", name="All sections").click()
-    assert sections() == ["1", "2", "3", "4", "5", "6", "7"] and "slide=all" in page.url
+    assert sections() == ["1", "2", "3", "4", "5", "6", "7", "8"] and "slide=all" in page.url
     assert page.locator(EXCEPTION).count() == 0
