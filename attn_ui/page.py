@@ -179,7 +179,7 @@ class Slides:
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
-        the section more precisely than its slide title, e.g. "Head 3, step by step").
+        the section more precisely than its slide title, e.g. "Head 3: its queries, keys and values").
 
         Outside presenter mode the first call draws the tabs, after whatever the view drew above its sections (a
         warning about its controls), and what follows goes into the open tab."""
@@ -194,13 +194,14 @@ class Slides:
     def _open_tab(self) -> None:
         """The sections' tabs; the rest of the run draws into the open one. Only it is drawn (a tab's ``on_change``
         makes the tabs lazy): choosing another tab reruns the view with that section open."""
-        labels = {f"{number} · {title}": number for number, title in enumerate(self.titles, 1)} | {"All sections": ALL_SECTIONS}
-        opened = next(label for label, number in labels.items() if number == self.current)
-        st.session_state[SECTION_TAB] = opened
-        tabs = st.tabs(list(labels), key=SECTION_TAB, on_change=_open_section, args=(labels,))
+        labels = [f"{number} · {title}" for number, title in enumerate(self.titles, 1)] + ["All sections"]
+        numbers = [*range(1, len(self.titles) + 1), ALL_SECTIONS]
+        opened = numbers.index(self.current)
+        st.session_state[SECTION_TAB] = labels[opened]
+        tabs = st.tabs(labels, key=SECTION_TAB, on_change=_open_section, args=(dict(zip(labels, numbers, strict=True)),))
         # Entered for the rest of the run, not in a with block, so that the views' sections need no indentation:
         # Streamlit starts every run (on its own thread) with a fresh stack of containers.
-        tabs[list(labels).index(opened)].__enter__()
+        tabs[opened].__enter__()
 
     def _navigation(self) -> DeltaGenerator:
         """The presenter's bar; returns the controls' popover."""
