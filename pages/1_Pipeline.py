@@ -64,6 +64,15 @@ def fixed_size(label: str, value: int | None, why: str) -> None:
     st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
 
 
+def projections(walk, n_features: int, d_k: int) -> None:
+    """The heatmaps of W_Q, W_K and W_V in a row."""
+    with row():
+        for name, weights in zip(("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
+            formula = rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}"
+            labels = feature_labels(n_features), feature_labels(d_k)
+            matrix_step(f"W_{name}", formula, weights, *labels, row_title="input feature", col_title="output feature")
+
+
 with slides.controls:
     real = st.radio("Weights", list(WEIGHTS), format_func=WEIGHTS.get, key="weights") == "minilm"
     if real:
@@ -181,17 +190,13 @@ if slides.show(1):
                     shape=tuple(walk.x_source.shape),
                 )
         st.markdown("Three learned matrices project every embedding to a query, a key and a value of size d_k.")
-        with row():
-            for name, weights in zip(("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
-                matrix_step(
-                    f"W_{name}",
-                    rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}",
-                    weights,
-                    feature_labels(n_features),
-                    feature_labels(d_k),
-                    row_title="input feature",
-                    col_title="output feature",
-                )
+        if model is None:
+            projections(walk, n_features, d_k)
+        else:  # three matrices of 12,288 cells: drawn on demand, so that switching to the model answers at once
+            label = f"W_Q, W_K and W_V: {n_features} × {d_k} each"
+            with st.expander(label, key="real_projections", on_change="rerun") as opened:
+                if opened.open:
+                    projections(walk, n_features, d_k)
 
 if slides.show(2):
     source_name = "X_{src}" if cross else "X"

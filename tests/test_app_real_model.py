@@ -8,7 +8,7 @@ import torch
 from attn_core import MiniLM
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
-from tests.conftest import assert_clean, chart_frames, chart_headings, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, open_all, open_view, texts
 from tests.test_app_pipeline import heatmap_values, metric
 
 REAL = "pages/6_Real_model.py"
@@ -104,6 +104,14 @@ def test_pipeline_with_real_weights(model):
     assert any(torch.allclose(m, weights, atol=1e-5) for m in heatmap_values(at, t, t))
     assert any("\nQ = X W_Q + b_Q\n" in heading for heading in chart_headings(at))  # the formula under Q's title
     assert metric(at, "Largest difference") < 1e-5
+    # W_Q, W_K and W_V (384 x 32 each) are drawn once their expander is opened: head 1's slices of layer 3.
+    width, d_k = model.head_projections(3, 1)[0].shape
+    assert not heatmap_values(at, width, d_k)
+    shown = heatmap_values(open_all(at, "expander", "real_projections"), width, d_k)
+    assert_clean(at)
+    assert len(shown) == 3
+    for drawn, expected in zip(shown, model.head_projections(3, 1)[:3], strict=True):
+        assert torch.allclose(drawn, expected.double(), atol=1e-6)
 
 
 @pytest.fixture
