@@ -149,6 +149,15 @@ def publish(params: tuple[Param, ...]) -> None:
     downloads.share(params + PRESENTER)
 
 
+@dataclass(frozen=True)
+class Section:
+    """One section of a view: its title (its header reads "3 · title"), and the word or two of its tab, so that a
+    view's tabs all show in a 1024-px window."""
+
+    tab: str
+    title: str
+
+
 class Slides:
     """A view's title, introduction and numbered sections, one on screen at a time.
 
@@ -160,9 +169,10 @@ class Slides:
     ``controls`` is where the view draws its controls: that popover, or the sidebar.
     """
 
-    def __init__(self, titles: tuple[str, ...], title: str, intro: str):
-        self.titles = titles
-        last = len(titles)
+    def __init__(self, sections: tuple[Section, ...], title: str, intro: str):
+        self.titles = [section.title for section in sections]
+        self.tabs = [section.tab for section in sections]
+        last = len(sections)
         numbers = range(1, last + 1) if presenting() else range(ALL_SECTIONS, last + 1)
         slide = st.session_state.get("slide")
         url_state.keep_in("slide", numbers, min(slide, last) if type(slide) is int and slide > 0 else 1)
@@ -194,7 +204,7 @@ class Slides:
     def _open_tab(self) -> None:
         """The sections' tabs; the rest of the run draws into the open one. Only it is drawn (a tab's ``on_change``
         makes the tabs lazy): choosing another tab reruns the view with that section open."""
-        labels = [f"{number} · {title}" for number, title in enumerate(self.titles, 1)] + ["All sections"]
+        labels = [*self.tabs, "All sections"]
         numbers = [*range(1, len(self.titles) + 1), ALL_SECTIONS]
         opened = numbers.index(self.current)
         st.session_state[SECTION_TAB] = labels[opened]

@@ -39,12 +39,12 @@ PARAMS = (
 )
 
 SLIDES = (
-    "Embeddings and projections",
-    "Queries, keys and values",
-    "Scores, scaling and softmax",
-    "Context vectors",
-    "One query token",
-    "Correctness",
+    page.Section("Embeddings", "Embeddings and projections"),
+    page.Section("Q, K, V", "Queries, keys and values"),
+    page.Section("Scores", "Scores, scaling and softmax"),
+    page.Section("Context", "Context vectors"),
+    page.Section("One query", "One query token"),
+    page.Section("Check", "Correctness"),
 )
 
 page.setup(page.VIEWS[0], PARAMS)

@@ -39,10 +39,10 @@ def monte_carlo(seed: int):
 
 
 SLIDES = (
-    "Softmax temperature",
-    "The variance of q·k grows with d_k",
-    "What large scores do to softmax",
-    "Your sentence",
+    page.Section("Temperature", "Softmax temperature"),
+    page.Section("Variance", "The variance of q·k grows with d_k"),
+    page.Section("Saturation", "What large scores do to softmax"),
+    page.Section("Your sentence", "Your sentence"),
 )
 
 page.setup(page.VIEWS[1], PARAMS)

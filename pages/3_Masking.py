@@ -44,11 +44,11 @@ PARAMS = (
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
 )
 SLIDES = (
-    "The batch, padded",
-    "Generation step by step",
-    "Padded or alone: the same outputs",
-    "A row that sees nothing: NaN, 0 or uniform?",
-    "Two conventions: boolean or additive",
+    page.Section("Padding", "The batch, padded"),
+    page.Section("Generation", "Generation step by step"),
+    page.Section("Padded vs alone", "Padded or alone: the same outputs"),
+    page.Section("Empty rows", "A row that sees nothing: NaN, 0 or uniform?"),
+    page.Section("Bool vs additive", "Two conventions: boolean or additive"),
 )
 
 page.setup(page.VIEWS[2], PARAMS)

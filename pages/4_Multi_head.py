@@ -40,14 +40,14 @@ PARAMS = (
 
 
 SLIDES = (
-    "Splitting the width into heads",
-    "Every head's attention",
-    "One head: its queries, keys and values",
-    "One head: scores, weights and context",
-    "Concatenate, then project",
-    "How the heads differ",
-    "One head of size C, or h heads of size C/h?",
-    "Check against PyTorch",
+    page.Section("Split", "Splitting the width into heads"),
+    page.Section("Heads", "Every head's attention"),
+    page.Section("Q, K, V", "One head: its queries, keys and values"),
+    page.Section("Scores", "One head: scores, weights and context"),
+    page.Section("Concat", "Concatenate, then project"),
+    page.Section("Differences", "How the heads differ"),
+    page.Section("C vs C/h", "One head of size C, or h heads of size C/h?"),
+    page.Section("Check", "Check against PyTorch"),
 )
 
 page.setup(page.MULTI_HEAD, PARAMS)

@@ -45,9 +45,9 @@ PARAMS = (
 
 
 SLIDES = (
-    "Measured: time and memory against T",
-    "One T × T matrix at long context",
-    "Online softmax, one query row block by block",
+    page.Section("Measured", "Measured: time and memory against T"),
+    page.Section("T × T", "One T × T matrix at long context"),
+    page.Section("Online softmax", "Online softmax, one query row block by block"),
 )
 
 page.setup(page.COST, PARAMS)
@@ -198,9 +198,9 @@ if slides.show(3):
     url_state.keep_in("walk_block", range(1, t_walk + 1), min(st.session_state["walk_block"], t_walk))
     block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)
-    st.latex(
-        r"m_{new} = \max(m_{old}, \max_j s_j),\quad \ell \leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}},"
-        r"\quad o \leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j"
+    st.latex(  # one update a line, so that it fits a 1024-px window
+        r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\ \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}}"
+        r" \\ o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
     )
     st.dataframe(
         pd.DataFrame(

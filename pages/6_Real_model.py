@@ -43,10 +43,10 @@ PARAMS = (
 
 
 SLIDES = (
-    "Model view: every head of every layer",
-    "Head view",
-    "Coreference: what does “it” refer to?",
-    "Static vs contextual embeddings",
+    page.Section("All heads", "Model view: every head of every layer"),
+    page.Section("One head", "Head view"),
+    page.Section("Coreference", "Coreference: what does “it” refer to?"),
+    page.Section("Embeddings", "Static vs contextual embeddings"),
 )
 
 page.setup(page.REAL_MODEL, PARAMS)

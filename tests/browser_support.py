@@ -82,14 +82,14 @@ def running_app() -> Iterator[str]:
         yield started.base
 
 
-def server_command(port: int) -> list[str]:
-    """The command that serves streamlit_app.py on ``port`` of this machine only, headless."""
+def server_command(port: int, script: str = "streamlit_app.py") -> list[str]:
+    """The command that serves ``script`` (the app) on ``port`` of this machine only, headless."""
     return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        "streamlit_app.py",
+        script,
         "--server.headless=true",
         f"--server.port={port}",
         "--server.address=127.0.0.1",
@@ -98,11 +98,11 @@ def server_command(port: int) -> list[str]:
 
 
 @contextmanager
-def app_server(poll_s: float = 0.5) -> Iterator[AppServer]:
+def app_server(poll_s: float = 0.5, script: str = "streamlit_app.py") -> Iterator[AppServer]:
     """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
-    its health is asked for while it starts."""
+    its health is asked for while it starts; ``script``: what it serves, from the repository root."""
     port = free_port()
-    process = subprocess.Popen(server_command(port), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(server_command(port, script), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_until_healthy(base, process, poll_s)

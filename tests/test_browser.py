@@ -238,7 +238,7 @@ def test_a_view_draws_only_its_open_section_and_its_tabs_open_the_others(server,
 
     assert sections() == ["1"] and charts.count() == 0  # the first section is a table of shapes
     with rerun(page):
-        page.get_by_role("tab", name="3 · One head: its queries, keys and values").click()
+        page.get_by_role("tab", name="Q, K, V", exact=True).click()  # section 3, "Head 0: its queries, keys and values"
     settle_layout(page)  # charts are added a moment after the run has finished
     assert sections() == ["3"] and "slide=3" in page.url
     assert charts.count() == 6  # W_Q, W_K, W_V; Q, K, V of one head

@@ -39,6 +39,7 @@ WITHOUT_TEXT = {"Cost"}  # views that take no sentence
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 DARK_VIEWPORT = (1280, 720)
 SLACK_PX = 1.0
+FORMULA_SLACK_PX = 4  # KaTeX's italic corrections overhang a formula's box by a pixel or two
 MIN_LABEL_PX = 14
 MIN_CONTRAST = 4.5
 MAX_DARK_LUMINANCE = 0.2
@@ -106,13 +107,16 @@ MEASURE = r"""() => {
   const scroller = (name, element) => ({ name, scrollWidth: element.scrollWidth, clientWidth: element.clientWidth });
   const main = document.querySelector("[data-testid='stMain']");
   const sidebar = document.querySelector("[data-testid='stSidebar']");
+  const tabBars = [...main.querySelectorAll("[role='tablist']")]
+    .map((tabs, i) => scroller(`tab bar #${i + 1} (${tabs.innerText.replace(/\s+/g, " ").slice(0, 40)})`, tabs));
   return {
     exceptions: [...document.querySelectorAll("[data-testid='stException']")].map(e => e.innerText.split("\n")[0]),
     main: box(document.querySelector("[data-testid='stMainBlockContainer']")),
-    scrollers: [scroller("document.scrollingElement", document.scrollingElement), scroller("stMain", main)],
+    scrollers: [scroller("document.scrollingElement", document.scrollingElement), scroller("stMain", main), ...tabBars],
     background: getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor,
     sidebar: sidebar ? { expanded: sidebar.getAttribute("aria-expanded"), box: box(sidebar) } : null,
     charts: [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map(chart),
+    formulas: [...main.querySelectorAll(".katex-display")].map(scroller.bind(null, "formula")),
   };
 }
 """
@@ -222,13 +226,25 @@ def test_charts_stay_in_the_main_column(measure, view, viewport):
 
 @pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
 def test_page_never_scrolls_sideways(measure, view, viewport):
-    """Sideways scrolling hides part of every row on a projector or a laptop screen."""
+    """Sideways scrolling hides part of every row on a projector or a laptop screen; in a tab bar, the last tabs."""
     problems = [
         f"{s['name']} scrolls sideways: scrollWidth {s['scrollWidth']} > clientWidth {s['clientWidth']}"
         for s in measure(view, viewport)["scrollers"]
         if s["scrollWidth"] > s["clientWidth"]
     ]
     assert not problems, f"{where(view, viewport)}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
+def test_formulas_fit_the_main_column(measure, view, viewport):
+    """A displayed formula wider than the column is cut at its edge (it scrolls, which nobody sees on a projector)."""
+    formulas = measure(view, viewport)["formulas"]
+    problems = [
+        f"{f['scrollWidth']} px wide in {f['clientWidth']} px"
+        for f in formulas
+        if f["scrollWidth"] > f["clientWidth"] + FORMULA_SLACK_PX
+    ]
+    assert not problems, f"{where(view, viewport)}: formulas cut: " + "; ".join(problems)
 
 
 def _separation(a: list, b: list) -> float:
