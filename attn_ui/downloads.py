@@ -19,6 +19,7 @@ from attn_ui import export
 from attn_ui.url_state import Param
 
 SHOWN = "_shown"  # session-state key
+SHARE_LINK = "_share_link"  # session-state key: the link's popover is open
 Recipe = tuple[Callable[..., Any], tuple, dict]  # a chart builder of attn_ui.charts, its arguments and options
 IMAGES = (  # a chart's images: label, renderer, file extension, MIME type
     ("PNG image, slide size", export.chart_png, "png", "image/png"),
@@ -67,8 +68,8 @@ def begin(url_path: str) -> None:
 
 
 def share(params: tuple[Param, ...]) -> None:
-    """At the end of a run, in the sidebar: the link that opens the view as it is now, ready to copy, and the
-    "Download this view" button."""
+    """At the end of a run, in the sidebar: the link that opens the view as it is now, ready to copy (in a popover),
+    and the "Download this view" button."""
     shown: Shown = st.session_state[SHOWN]
     values = {param.key: st.session_state.get(param.key, param.default) for param in params}
     shown.query = {param.key: param.format(values[param.key]) for param in params}
@@ -77,7 +78,10 @@ def share(params: tuple[Param, ...]) -> None:
     with st.sidebar:
         st.divider()
         st.markdown("**Share and export**")
-        st.code(base + export.view_link(shown.view, changed), language=None, wrap_lines=True)
+        # Made when opened: st.code's highlighter took a quarter of a second of every new tab's first render.
+        with st.popover("Link to this view", icon=":material/link:", key=SHARE_LINK, on_change="rerun") as link:
+            if link.open:
+                st.code(base + export.view_link(shown.view, changed), language=None, wrap_lines=True)
         st.download_button(
             "Download this view",
             data=shown.bundle,

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from attn_ui.downloads import SHARE_LINK
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
@@ -91,7 +92,12 @@ def test_every_view_has_its_bundle_and_a_link_to_copy(view, downloads):
         readme = files.read("README.txt").decode()
     assert name.endswith(".zip") and params["view"] in view and params["versions"]["torch"]
     assert all(file in readme for file in listed - {"README.txt"})
-    link = next(text for text in texts(at, "code") if "/" + params["view"] in text)
+    def links() -> list[str]:
+        return [text for text in texts(at, "code") if "/" + params["view"] in text]
+
+    assert not links()  # made when its popover opens
+    open_all(at, "popover", SHARE_LINK)
+    (link,) = links()
     assert urlsplit(link).path.endswith("/" + params["view"])
 
 
