@@ -8,8 +8,8 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
   the redraw time of each of N changes that alternate between two values, from the input event (pointer down or
   key down) to the app's ``script_finished`` message with the page fully drawn (p50, p95, min, n);
 - per view, its section tabs: the redraw time of opening each (N rounds through them), each section's own controls
-  (those of the main area) on their section, and every control again on the section that draws the most charts (a
-  view opens on its first section, which may draw few);
+  (those of the main area) on their section, and every control again on the section, other than the first, whose
+  tab took the longest to open (its charts take the longest to draw; the first section had every control already);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
   sections" tab, and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
@@ -537,19 +537,18 @@ def section_tabs(page) -> list[str]:
     return [label.strip() for label in tabs.all_inner_texts()]
 
 
-def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], dict[int, int]]:
+def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], dict[int, float]]:
     """Open each section's tab in turn, from the first: the second, the third ..., "All sections", the first again,
-    ``repeats`` rounds. Returns a timing per tab and the number of charts each section draws."""
+    ``repeats`` rounds. Returns a timing per tab, and each section's p50 (ms) by its number."""
     labels = section_tabs(page)
     order = labels[1:] + labels[:1]
     timings = {label: Timing(view.label, f"tab “{label}”", "main", "tab") for label in order}
-    charts = {}
     for _ in range(repeats):
         for label in order:
             tab = page.get_by_role("tab", name=label, exact=True)
             timings[label].add(lambda tab=tab: redraw_ms(page, lambda arm: click(arm, tab)))
-            charts[label] = page.locator("[data-testid='stVegaLiteChart']").count()
-    return list(timings.values()), {number: charts[label] for number, label in enumerate(labels[:-1], 1)}
+    p50 = {number: timings[label].summary()["p50"] or 0.0 for number, label in enumerate(labels[:-1], 1)}
+    return list(timings.values()), p50
 
 
 def measure_controls(page, view: View, repeats: int, result: ViewResult, section: str = "", main_only: bool = False) -> None:
@@ -578,11 +577,11 @@ def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
     opened_at = page.url
     measure_controls(page, view, repeats, result)
     progress(f"{view.label} · section tabs")
-    tabs, charts = measure_sections(page, view, repeats)
+    tabs, opening_ms = measure_sections(page, view, repeats)
     result.controls += tabs
-    # the section that draws the most charts; on a tie not the first, where every control was measured already
-    busiest = max(charts, key=lambda section: (charts[section], section != 1), default=1)
-    for section in sorted(charts.keys() - {1}):  # each section's own controls; all of them where it draws the most
+    # every control again on the slowest section to open but the first, where they were all measured already
+    busiest = max(opening_ms.keys() - {1}, key=opening_ms.get, default=1)
+    for section in sorted(opening_ms.keys() - {1}):  # each section's own controls; all of them on the slowest
         with rerun(page, timeout_s=WAIT_S):
             page.goto(view_url(base, view, slide=section))
         settled(page, need_run=False)  # every control drawn

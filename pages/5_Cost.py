@@ -199,8 +199,9 @@ if slides.show(3):
     block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)
     st.latex(  # one update a line, so that it fits a 1024-px window
-        r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\ \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}}"
-        r" \\ o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
+        r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\"
+        r" \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} \\"
+        r" o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
     )
     st.dataframe(
         pd.DataFrame(

@@ -43,8 +43,8 @@ PARAMS = (
 
 
 SLIDES = (
-    page.Section("All heads", "Model view: every head of every layer"),
     page.Section("One head", "Head view"),
+    page.Section("All heads", "Model view: every head of every layer"),
     page.Section("Coreference", "Coreference: what does “it” refer to?"),
     page.Section("Embeddings", "Static vs contextual embeddings"),
 )
@@ -88,20 +88,6 @@ if hide:
     )
 
 if slides.show(1):
-    grid = shown[:GRID_TOKENS]
-    if len(shown) > GRID_TOKENS:
-        st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view below shows all {len(shown)}.")
-    draw(
-        heatmap_grid,
-        weights[:, :, grid][:, :, :, grid].numpy(),
-        [tokens[i] for i in grid],
-        [tokens[i] for i in grid],
-        panel_rows=[str(i) for i in range(n_layers)],
-        panel_cols=[str(i) for i in range(n_heads)],
-    )
-    st.caption("Each square is one head's attention weights: a row per query token, a column per key. Pick a head to open it.")
-
-if slides.show(2):
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
     url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
     with st.container(horizontal=True):
@@ -144,6 +130,23 @@ if slides.show(2):
         )
     closest = ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest_heads(similarity, layer, head))
     st.markdown(f"Most similar heads: {closest}.")
+
+if slides.show(2):
+    grid = shown[:GRID_TOKENS]
+    if len(shown) > GRID_TOKENS:
+        st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
+    draw(
+        heatmap_grid,
+        weights[:, :, grid][:, :, :, grid].numpy(),
+        [tokens[i] for i in grid],
+        [tokens[i] for i in grid],
+        panel_rows=[str(i) for i in range(n_layers)],
+        panel_cols=[str(i) for i in range(n_heads)],
+    )
+    st.caption(
+        "Each square is one head's attention weights: a row per query token, a column per key. "
+        "The head view (section 1) shows any one of them up close."
+    )
 
 if slides.show(3):
     st.markdown(
