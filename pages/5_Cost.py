@@ -144,12 +144,15 @@ if slides.show(1):
         chart_block(
             LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
         )
+    st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
     points = sources.get("this server", sources["reference"])
-    table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in points])
-    config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-    st.markdown(f"**{'This server' if 'this server' in sources else 'Reference results'}**, every point:")
-    st.dataframe(table, hide_index=True, column_config=config)
-    st.dataframe(pd.DataFrame(slope_rows(sources)), hide_index=True)
+    label = f"{'This server' if 'this server' in sources else 'Reference results'}: every point"
+    # Made when opened, a data grid of some 30 rows and 14 columns: its code took a new tab's first render longer.
+    with st.expander(label, key="cost_points", on_change="rerun") as every_point:
+        if every_point.open:
+            table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in points])
+            config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
+            st.dataframe(table, hide_index=True, column_config=config)
     about = reference.machine
     st.caption(
         f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "

@@ -15,7 +15,7 @@ from attn_core.tiled import online_softmax_walk, random_row
 from attn_core.timing import GIB, supported_dtypes
 from attn_ui import measure
 from attn_ui.measure import MEASURE
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
 COST = "pages/5_Cost.py"
 METHODS = ("naive", "sdpa", "tiled")
@@ -30,7 +30,14 @@ def memory_chart(at) -> list[dict]:
 
 
 def points_table(at):
+    """Every point's row, from the table made when its expander opens."""
+    if not any("median ms" in df.value.columns for df in at.dataframe):
+        open_all(at, "expander", "cost_points")
     return next(df.value for df in at.dataframe if "median ms" in df.value.columns)
+
+
+def slopes_table(at):
+    return next(table.value for table in at.table if "slope of time" in table.value.columns)
 
 
 def lengths_by_method(rows: list[dict], source: str = "this server") -> dict[str, list[int]]:
@@ -56,10 +63,11 @@ def test_the_view_opens_with_the_reference_results_and_measures_nothing():
     assert lengths_by_method(time_chart(at), "reference") == {method: reference for method in METHODS}
     assert not lengths_by_method(time_chart(at)) and at.button(key="run").label == MEASURE
     assert any("reference results" in message for message in texts(at, "info"))
+    assert not any("median ms" in df.value.columns for df in at.dataframe)  # made when its expander opens
     assert len(points_table(at)) == 3 * len(reference)
     caption = " ".join(texts(at, "caption"))
     assert "Reference: " in caption and "python -m attn_core.bench --reference" in caption
-    slopes = next(df.value for df in at.dataframe if "slope of time" in df.value.columns)
+    slopes = slopes_table(at)
     assert set(slopes["results"]) == {"reference"} and slopes["method"].tolist() == list(METHODS)
 
 
@@ -89,7 +97,7 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     assert table["T×T matrix MiB"].tolist() == [8 * t * t * 4 / 2**20 for t in lengths for _ in METHODS]
     naive = table[table["method"] == "naive"]
     assert (naive["peak MiB"] >= 2 * naive["T×T matrix MiB"]).all()  # naive holds two T x T matrices
-    slopes = next(df.value for df in at.dataframe if "slope of time" in df.value.columns)
+    slopes = slopes_table(at)
     measured = slopes[slopes["results"] == "this server"]
     assert measured["method"].tolist() == list(METHODS)  # fitted over the longer half: 512 and 1,024, unless noisy
     assert set(measured["fitted on T"]) <= {"512 … 1,024", "too few clean lengths"}
