@@ -580,12 +580,12 @@ def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
     tabs, opening_ms = measure_sections(page, view, repeats)
     result.controls += tabs
     # every control again on the slowest section to open but the first, where they were all measured already
-    busiest = max(opening_ms.keys() - {1}, key=opening_ms.get, default=1)
+    slowest = max(opening_ms.keys() - {1}, key=opening_ms.get, default=1)
     for section in sorted(opening_ms.keys() - {1}):  # each section's own controls; all of them on the slowest
         with rerun(page, timeout_s=WAIT_S):
             page.goto(view_url(base, view, slide=section))
         settled(page, need_run=False)  # every control drawn
-        measure_controls(page, view, repeats, result, f"section {section}", main_only=section != busiest)
+        measure_controls(page, view, repeats, result, f"section {section}", main_only=section != slowest)
     with rerun(page, timeout_s=WAIT_S):
         page.goto(opened_at)
     settled(page, need_run=False)

@@ -34,14 +34,14 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     (view,) = record["views"]
     assert not view["skipped"], view["skipped"]
     rows = {row["action"]: row for row in view["controls"]}
-    # Every control again on the section with the most charts (the only one where the sidebar's are measured again),
-    # and on every other section its own, those of the main area.
-    (busiest,) = {action.rsplit(" ", 1)[1] for action in rows if action.startswith("Seed · on section ")}
+    # Every control again on the section, other than the first, that was slowest to open (the only one where the
+    # sidebar's are measured again), and on every other section its own, those of the main area.
+    (slowest,) = {action.rsplit(" ", 1)[1] for action in rows if action.startswith("Seed · on section ")}
     again = set()
     for section in range(2, len(tabs)):
         at = open_view(SCALING.path, slide=str(section))
-        again |= {f"{label} · on section {section}" for label in widget_labels(at if str(section) == busiest else at.main)}
-    assert busiest != "1" and set(rows) == expected | tabs | again
+        again |= {f"{label} · on section {section}" for label in widget_labels(at if str(section) == slowest else at.main)}
+    assert slowest != "1" and set(rows) == expected | tabs | again
     for row in rows.values():
         assert row["n"] == 1 and isinstance(row["p50"], float) and row["p50"] > 0 and not row["errors"], row
     assert view["fresh_tab"]["n"] == 1 and view["cached_tab"]["n"] == 1 and view["from_home"]["n"] == 1
