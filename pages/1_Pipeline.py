@@ -238,7 +238,8 @@ if slides.show(6):
     row_sums = steps.weights.sum(dim=-1)
     left, right = st.columns(2)
     left.metric("Largest |row sum − 1| of the weights", f"{float((row_sums - 1).abs().max()):.1e}")
-    right.metric("Largest difference from torch's scaled_dot_product_attention", f"{sdpa_difference(steps):.1e}")
+    sdpa = "The context vectors against torch.nn.functional.scaled_dot_product_attention on the same q, k, v, mask and scale."
+    right.metric("Largest difference from torch's SDPA", f"{sdpa_difference(steps):.1e}", help=sdpa)
     st.caption(
         "Both on every sentence of the batch, in float32. PyTorch's fused kernel computes the same "
         "formula in a different order, so differences around 1e-7 are rounding."

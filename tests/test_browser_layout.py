@@ -117,6 +117,9 @@ MEASURE = r"""() => {
     sidebar: sidebar ? { expanded: sidebar.getAttribute("aria-expanded"), box: box(sidebar) } : null,
     charts: [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map(chart),
     formulas: [...main.querySelectorAll(".katex-display")].map(scroller.bind(null, "formula")),
+    cutMetricLabels: [...main.querySelectorAll("[data-testid='stMetricLabel']")]
+      .filter(label => [label, ...label.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 1))
+      .map(label => label.innerText),
   };
 }
 """
@@ -245,6 +248,13 @@ def test_formulas_fit_the_main_column(measure, view, viewport):
         if f["scrollWidth"] > f["clientWidth"] + FORMULA_SLACK_PX
     ]
     assert not problems, f"{where(view, viewport)}: formulas cut: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
+def test_metric_labels_are_whole(measure, view, viewport):
+    """A metric's label cut off with an ellipsis no longer says what its number is."""
+    cut = measure(view, viewport)["cutMetricLabels"]
+    assert not cut, f"{where(view, viewport)}: metric labels cut: {cut}"
 
 
 def _separation(a: list, b: list) -> float:
