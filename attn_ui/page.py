@@ -170,8 +170,7 @@ class Slides:
     """
 
     def __init__(self, sections: tuple[Section, ...], title: str, intro: str):
-        self.titles = [section.title for section in sections]
-        self.tabs = [section.tab for section in sections]
+        self.sections = sections
         last = len(sections)
         numbers = range(1, last + 1) if presenting() else range(ALL_SECTIONS, last + 1)
         slide = st.session_state.get("slide")
@@ -198,14 +197,14 @@ class Slides:
             self._open_tab()
         if self.current not in (number, ALL_SECTIONS):
             return False
-        st.header(f"{number} · {title or self.titles[number - 1]}")
+        st.header(f"{number} · {title or self.sections[number - 1].title}")
         return True
 
     def _open_tab(self) -> None:
         """The sections' tabs; the rest of the run draws into the open one. Only it is drawn (a tab's ``on_change``
         makes the tabs lazy): choosing another tab reruns the view with that section open."""
-        labels = [*self.tabs, "All sections"]
-        numbers = [*range(1, len(self.titles) + 1), ALL_SECTIONS]
+        labels = [section.tab for section in self.sections] + ["All sections"]
+        numbers = [*range(1, len(self.sections) + 1), ALL_SECTIONS]
         opened = numbers.index(self.current)
         st.session_state[SECTION_TAB] = labels[opened]
         tabs = st.tabs(labels, key=SECTION_TAB, on_change=_open_section, args=(dict(zip(labels, numbers, strict=True)),))
@@ -215,7 +214,7 @@ class Slides:
 
     def _navigation(self) -> DeltaGenerator:
         """The presenter's bar; returns the controls' popover."""
-        last = len(self.titles)
+        last = len(self.sections)
         with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
             st.button(
                 "Previous",
@@ -236,7 +235,7 @@ class Slides:
                 disabled=self.current == last,
                 type="primary",
             )
-            st.markdown(f"**Step {self.current} of {last}** · {self.titles[self.current - 1]}", width="content")
+            st.markdown(f"**Step {self.current} of {last}** · {self.sections[self.current - 1].title}", width="content")
             controls = st.popover("Controls", icon=":material/tune:")
         with st.container(key="clicker_keys"):  # a presentation clicker's keys; visually hidden
             st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
