@@ -200,36 +200,44 @@ def heatmap(
         "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
         "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},
     }
-    names = [{"field": row_title, "type": "nominal"}, {"field": col_title, "type": "nominal"}]
+    names = {row_title: f"datum[{json.dumps(row_title)}]", col_title: f"datum[{json.dumps(col_title)}]"}
+    cell = {"type": "rect", "width": cell_width, "height": cell_height}
     if kind == "mask":
         columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
-        tooltip = [*names, {"field": "category"}]
-        layers = [{"mark": {"type": "rect"}, "encoding": {**position, "color": _colour(kind), "tooltip": tooltip}}]
+        tooltip = _tooltip(names | {"category": "datum.category"})
+        layers = [{"mark": {**cell, "tooltip": tooltip}, "encoding": {**position, "color": _colour(kind)}}]
     else:
         finite = np.where(infinite, 0, values)
         columns["masked"] = infinite.ravel()
         columns["tip"] = np.where(infinite, "−∞ (masked)", np.char.mod("%.4f", finite)).ravel()
         # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
         colour = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}, **_colour(kind)}
-        tooltip = [*names, {"field": "tip", "type": "nominal", "title": "value"}]
-        mark = {"type": "rect", "invalid": "show"}
-        layers = [{"mark": mark, "encoding": {**position, "color": colour, "tooltip": tooltip}}]
+        tooltip = _tooltip(names | {"value": "datum.tip"})
+        layers = [{"mark": {**cell, "invalid": "show", "tooltip": tooltip}, "encoding": {**position, "color": colour}}]
         if values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
             columns["text"] = np.where(infinite, "−∞", np.char.mod("%.2f", finite)).ravel()
             columns["dark"] = _dark_cells(kind, finite).ravel()
             text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
             # The number lies over its cell: hovering it shows the cell's tooltip, not Streamlit's default (row, col, text).
-            text = {**position, "text": {"field": "text"}, "color": text_colour, "tooltip": tooltip}
-            layers.append(_layer({"type": "text"}, text))
+            text = {**position, "text": {"field": "text"}, "color": text_colour}
+            layers.append(_layer({"type": "text", "tooltip": tooltip}, text))
     if highlight is not None:
-        outline = {"type": "rect", "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3}
+        outline = {**cell, "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3, "tooltip": tooltip}
         columns["highlight"] = rows == highlight
         # The row is a field, so a new row changes only the data; its outline's tooltip is its cell's, like the number's.
-        layers.append(_layer(outline, {**position, "tooltip": tooltip}, "datum.highlight"))
+        layers.append(_layer(outline, position, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
     heading = {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
     return _spec(f"heatmap: {title}", heading, pd.DataFrame(columns), kind, **size, layer=layers)
+
+
+def _tooltip(entries: dict[str, str]) -> dict:
+    """A mark's tooltip as one Vega expression, ``entries`` mapping each line's title to its value's expression.
+
+    Vega-Lite's own tooltip wraps every field in three checks, and Streamlit's Vega evaluates expressions by
+    interpreting them, cell by cell, on every redraw."""
+    return {"expr": "{" + ", ".join(f"{json.dumps(title)}: {value}" for title, value in entries.items()) + "}"}
 
 
 def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
@@ -398,7 +406,6 @@ def heatmap_grid(
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
-    n_rows, n_cols = values.shape[2:]
     panel_row, panel_col, rows, cols = np.indices(values.shape).reshape(4, -1)  # (cells,) each, row-major
     cells = pd.DataFrame({"panel_row": panel_row, "panel_col": panel_col, "row": rows, "col": cols, "value": values.ravel()})
     names = {panel_row_title: ("panel_row", panel_rows), panel_col_title: ("panel_col", panel_cols)}
@@ -412,17 +419,17 @@ def heatmap_grid(
         columns = max(1, min(len(panel_cols), int(room // (panel + spacing))))
     else:  # a grid (layers by heads): panels shrink so that a row of them fits
         panel, columns = min(max_panel, room / len(panel_cols) - spacing), None
-    cell = max(1.0, panel / max(n_rows, n_cols, 1))
-    tooltip = [{"field": name, "type": "nominal"} for name in names]
+    tooltip = _tooltip({name: f"datum[{json.dumps(name)}]" for name in names} | {"value": "format(datum.value, '.4f')"})
+    # A panel's size in pixels rather than a step per token: the spec then does not depend on the number of tokens,
+    # so that a new sentence or hiding [CLS] changes only the data, which the browser updates in place.
     panel_spec = {
-        "width": {"step": cell},
-        "height": {"step": cell},
-        "mark": {"type": "rect"},
+        "width": panel,
+        "height": panel,
+        "mark": {"type": "rect", "tooltip": tooltip},
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "axis": None},
             "y": {"field": "row", "type": "ordinal", "axis": None},
             "color": _colour(kind),
-            "tooltip": [*tooltip, {"field": "value", "type": "quantitative", "format": ".4f"}],
         },
     }
     column = {"field": "panel_col", "type": "ordinal", "title": panel_col_title, "header": _panel_header(panel_cols)}

@@ -7,6 +7,7 @@ installed Altair carries."""
 from __future__ import annotations
 
 import json
+import re
 
 import altair as alt
 import numpy as np
@@ -61,6 +62,13 @@ def as_spec(spec: dict) -> dict:
     return charts.inline_data(spec)
 
 
+def tooltip_lines(mark: dict) -> dict[str, str]:
+    """A mark's tooltip expression (an object literal) as {line's title: its value's expression}."""
+    expression = mark["tooltip"]["expr"]
+    assert expression.startswith("{") and expression.endswith("}")
+    return dict(re.findall(r'"([^"]+)": (.*?)(?=, "|}$)', expression))
+
+
 def validate(spec: dict) -> None:
     """Raise on anything the Vega-Lite schema (of the installed Altair) rejects."""
     kind = alt.LayerChart if "layer" in spec else alt.FacetChart if "facet" in spec else alt.Chart
@@ -92,7 +100,6 @@ def test_heatmap_data_names_masked_cells_and_keeps_the_values():
 def test_masked_cells_are_drawn_grey_and_say_so_on_hover():
     """One layer draws every cell: a masked (−inf) score gets the grey, not a colour of the scale, and is not
     dropped as an invalid value."""
-    import re
 
     import vl_convert
 
@@ -112,8 +119,22 @@ def test_a_grid_cell_names_its_layer_head_and_tokens_on_hover():
     cell = next(c for c in spec["datasets"]["cells"] if (c["panel_row"], c["panel_col"], c["row"], c["col"]) == (1, 2, 0, 3))
     assert (cell["layer"], cell["head"], cell["query"], cell["key"]) == ("1", "c", TOKENS[0], TOKENS[3])
     assert cell["value"] == values[1, 2, 0, 3]
-    tooltip = [entry["field"] for entry in spec["spec"]["encoding"]["tooltip"]]
-    assert tooltip == ["layer", "head", "query", "key", "value"]
+    assert tooltip_lines(spec["spec"]["mark"]) == {
+        "layer": 'datum["layer"]',
+        "head": 'datum["head"]',
+        "query": 'datum["query"]',
+        "key": 'datum["key"]',
+        "value": "format(datum.value, '.4f')",
+    }
+
+
+def test_a_grid_spec_does_not_depend_on_the_number_of_tokens():
+    """Hiding [CLS] and [SEP] or a new sentence changes only a grid's data, which the browser updates in place."""
+    panels = {"panel_rows": ["0", "1"], "panel_cols": ["a", "b", "c"]}
+    specs = [as_spec(charts.heatmap_grid(RNG.random((2, 3, t, t)), TOKENS[:t], TOKENS[:t], **panels)) for t in (6, 4)]
+    without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in specs]
+    assert json.dumps(without_data[0]) == json.dumps(without_data[1])
+    assert [len(spec["datasets"]["cells"]) for spec in specs] == [2 * 3 * 36, 2 * 3 * 16]
 
 
 def test_chart_spec_is_built_once_per_input():
@@ -128,8 +149,6 @@ def test_chart_spec_is_built_once_per_input():
 def test_signed_heatmap_spec_depends_on_the_values_only_through_its_data():
     """A new seed changes a chart's data only, so the browser updates it in place; Vega computes the colour scale's
     bound from the data: the same matrix times 7 is drawn in the same colours, with its own legend."""
-    import re
-
     import vl_convert
 
     values = np.array([[0.5, -3.0], [1.0, 2.0]])
@@ -148,7 +167,8 @@ def test_numbers_in_dark_cells_are_white():
     assert dark == {(0, 0): False, (0, 1): False, (1, 0): True, (1, 1): False}
     text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
     assert text_layer["encoding"]["color"]["condition"] == {"test": "datum.dark", "value": "white"}
-    assert text_layer["encoding"]["tooltip"] == spec["layer"][0]["encoding"]["tooltip"]  # hovering a number: its cell's
+    assert text_layer["mark"]["tooltip"] == spec["layer"][0]["mark"]["tooltip"]  # hovering a number: its cell's
+    assert tooltip_lines(text_layer["mark"]) == {"query": 'datum["query"]', "key": 'datum["key"]', "value": "datum.tip"}
 
 
 def test_line_specs_depend_on_the_values_only_through_their_data():
