@@ -95,11 +95,13 @@ PRESENTER = (
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
 )
 KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
-SECTION_TAB = "_section_tab"  # session-state key of the sections' tabs
-PRESENTER_STYLE = """<style>
+SECTION_TAB = "_section_tab"  # session-state key of the sections' tabs (PRESENTER_STYLE hides them by its class)
+PRESENTER_STYLE = THEME_CSS + """<style>
 html { font-size: 21px; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+.st-key-_section_tab [role="tablist"] { display: none; }
+.st-key-_section_tab [role="tabpanel"] { padding-top: 0; }
 .st-key-clicker_keys { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
 </style>"""
 
@@ -138,9 +140,11 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
             st.toggle("Presenter mode", key="present", help="One section per screen, large type; ← and → step through.")
             downloads.begin(view.url_path)
         st.divider()
-    st.html(THEME_CSS)
+    # One element in both modes, so that what follows keeps its place in the page when presenter mode changes.
     if presenting():
         st.html(PRESENTER_STYLE)
+    else:
+        st.html(THEME_CSS)
 
 
 def publish(params: tuple[Param, ...]) -> None:
@@ -162,10 +166,11 @@ class Slides:
     """A view's title, introduction and numbered sections, one on screen at a time.
 
     The open section is in the URL ("slide"). Only it is computed and drawn: a control change redraws one section's
-    charts, not the whole view's. Outside presenter mode the sections are tabs, the last of which, "All sections",
-    shows every section one under the other. In presenter mode there are no tabs but a bar with Previous and
-    Next (→ and ← on a keyboard, PageDown and PageUp from a presentation clicker), the step counter and the
-    view's controls in a popover (the sidebar is closed); the introduction shows on the first slide only.
+    charts, not the whole view's. The sections are tabs, the last of which, "All sections", shows every section one
+    under the other. In presenter mode the tabs are hidden behind a bar with Previous and Next (→ and ← on a
+    keyboard, PageDown and PageUp from a presentation clicker), the step counter and the view's controls in a
+    popover (the sidebar is closed); the introduction shows on the first slide only. Both modes put the open
+    section in the same place in the page, so that switching mode leaves its charts as they are drawn.
     ``controls`` is where the view draws its controls: that popover, or the sidebar.
     """
 
@@ -178,21 +183,18 @@ class Slides:
         self.current = st.session_state["slide"]
         self._tabs_drawn = False
         st.title(title)
-        if presenting():
-            if self.current == 1:
+        with st.container():  # in both modes, so that the sections keep their place in the page
+            if not presenting() or self.current == 1:
                 st.markdown(intro)
-            self.controls = self._navigation()
-        else:
-            st.markdown(intro)
-            self.controls = st.sidebar
+            self.controls = self._navigation() if presenting() else st.sidebar
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
         the section more precisely than its slide title, e.g. "Head 3: its queries, keys and values").
 
-        Outside presenter mode the first call draws the tabs, after whatever the view drew above its sections (a
-        warning about its controls), and what follows goes into the open tab."""
-        if not presenting() and not self._tabs_drawn:
+        The first call draws the tabs, after whatever the view drew above its sections (a warning about its
+        controls), and what follows goes into the open tab."""
+        if not self._tabs_drawn:
             self._tabs_drawn = True
             self._open_tab()
         if self.current not in (number, ALL_SECTIONS):
