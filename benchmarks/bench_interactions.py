@@ -60,6 +60,7 @@ from tests.browser_support import (  # noqa: E402
 VIEWPORT = (1440, 900)
 P50_MS, P95_MS = 300, 600
 FIRST_RENDER_S, COLD_START_S = 1.5, 5.0
+WHOLE_VIEW = "whole view"  # the kind of the "All sections" tab: it draws every section, as a view's first render does
 RSS_MB = 600
 QUIET_MS = 200  # a redraw is over once no run has finished and no chart has changed for this long
 WAIT_S = 60  # longest wait for one run (a sweep stops at its time budget)
@@ -542,7 +543,8 @@ def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], dict
     ``repeats`` rounds. Returns a timing per tab, and each section's p50 (ms) by its number."""
     labels = section_tabs(page)
     order = labels[1:] + labels[:1]
-    timings = {label: Timing(view.label, f"tab “{label}”", "main", "tab") for label in order}
+    kinds = {label: WHOLE_VIEW if label == labels[-1] else "tab" for label in labels}
+    timings = {label: Timing(view.label, f"tab “{label}”", "main", kinds[label]) for label in order}
     for _ in range(repeats):
         for label in order:
             tab = page.get_by_role("tab", name=label, exact=True)
@@ -799,8 +801,11 @@ def verdict(passed: bool | None) -> str:
 
 
 def redraw_verdict(row: dict) -> str:
+    """Against the redraw targets; the "All sections" tab, which draws every section of the view, as a first render."""
     if row["p50"] is None:
         return verdict(None)
+    if row["kind"] == WHOLE_VIEW:
+        return f"{verdict(row['p50'] < 1000 * FIRST_RENDER_S)} (whole view: first render)"
     misses = [name for name, value, limit in (("p50", row["p50"], P50_MS), ("p95", row["p95"], P95_MS)) if value >= limit]
     return "ok" if not misses else "**MISS** " + ", ".join(misses)
 

@@ -42,6 +42,7 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
         at = open_view(SCALING.path, slide=str(section))
         again |= {f"{label} · on section {section}" for label in widget_labels(at if str(section) == slowest else at.main)}
     assert slowest != "1" and set(rows) == expected | tabs | again
+    assert {action for action, row in rows.items() if row["kind"] == bench.WHOLE_VIEW} == {"tab “All sections”"}
     for row in rows.values():
         assert row["n"] == 1 and isinstance(row["p50"], float) and row["p50"] > 0 and not row["errors"], row
     assert view["fresh_tab"]["n"] == 1 and view["cached_tab"]["n"] == 1 and view["from_home"]["n"] == 1
@@ -57,3 +58,12 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert f"| 1 | {bench.number(memory['after'][1])} |" in text
     assert f"| one-chart Streamlit app ({bench.FLOOR_APP}) | — | {bench.number(floor['fresh_tab']['p50'] / 1000, 2)} |" in text
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text
+
+
+def test_the_all_sections_tab_is_held_to_the_first_render_target():
+    """"All sections" draws every section of the view at once, as opening the view does: its target is a first
+    render's, while any other tab or control is held to the redraw targets."""
+    row = {"p50": 700.0, "p95": 900.0}
+    assert bench.redraw_verdict(row | {"kind": bench.WHOLE_VIEW}) == "ok (whole view: first render)"
+    assert bench.redraw_verdict(row | {"kind": "tab"}) == "**MISS** p50, p95"
+    assert bench.redraw_verdict({"p50": 1600.0, "p95": 1700.0, "kind": bench.WHOLE_VIEW}).startswith("**MISS**")
