@@ -90,7 +90,8 @@ if slides.show(1):
             f"{shortest + 1} is mostly {PAD}, which costs compute and memory for nothing. Real systems batch "
             "sentences of similar length together."
         )
-    st.dataframe(pd.DataFrame(tokens, index=names, columns=positions))
+    # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
+    st.table(pd.DataFrame(tokens, index=names, columns=positions).T)
     with row():
         matrix_step(
             "Key padding mask",
@@ -218,7 +219,7 @@ if slides.show(4):
         "attn_core masked_softmax": fills.attn_core,
         f"naive softmax, masked = {large_negative}": fills.large_negative,
     }
-    st.table(numbers_table(np.stack([weights.cpu().numpy() for weights in fill_rows.values()]), list(fill_rows), sentence))
+    st.table(numbers_table(np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T, sentence, list(fill_rows)))
     st.markdown(
         "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which then spreads through every later layer. "
         f"Filling with {large_negative} avoids the NaN but silently gives a **uniform** row over keys the query "

@@ -171,7 +171,7 @@ if slides.show(2):
         f"For B = {settings.batch}, H = {settings.heads}, {settings.dtype}: the score matrix alone is B·H·T²·bytes. "
         f"The tiled version's extra memory is its output plus one {BLOCK_Q} × {BLOCK_K} block of scores per head."
     )
-    st.dataframe(
+    st.table(
         pd.DataFrame(
             [
                 {
@@ -206,7 +206,7 @@ if slides.show(3):
         r" \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} \\"
         r" o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
     )
-    st.dataframe(
+    st.table(
         pd.DataFrame(
             [
                 {
@@ -220,7 +220,7 @@ if slides.show(3):
                 }
                 for i, step in enumerate(walk.steps)
             ]
-        ),
+        ).style.format(precision=4),
         hide_index=True,
     )
     st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")

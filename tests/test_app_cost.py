@@ -108,17 +108,17 @@ def test_defaults_run_a_small_sweep_and_draw_it():
 def test_extrapolation_and_walkthrough():
     at = open_view(COST)
     assert_clean(at)
-    extrapolation = next(df.value for df in at.dataframe if "one T × T score matrix" in df.value.columns)
+    extrapolation = next(df.value for df in at.table if "one T × T score matrix" in df.value.columns)
     assert extrapolation["T"].tolist() == ["8,192", "32,768", "131,072", "1,048,576"]
     assert extrapolation["one T × T score matrix"].tolist() == ["2.0 GiB", "32.0 GiB", "512.0 GiB", "32.0 TiB"]
-    walk_table = next(df.value for df in at.dataframe if "running max m" in df.value.columns)
+    walk_table = next(df.value for df in at.table if "running max m" in df.value.columns)
     walk = online_softmax_walk(*random_row(0, 12), block=4)
     assert walk_table["keys"].tolist() == ["0–3", "4–7", "8–11"]
     assert walk_table["rescale exp(m_old − m_new)"].tolist() == pytest.approx([s.rescale for s in walk.steps])
     assert walk_table["running sum ℓ"].tolist() == pytest.approx([s.running_sum for s in walk.steps])
     assert float(next(m.value for m in at.metric if m.label.startswith("Largest |online"))) < 1e-12
     at.slider(key="walk_block").set_value(5).run()
-    assert next(df.value for df in at.dataframe if "running max m" in df.value.columns)["keys"].tolist() == [
+    assert next(df.value for df in at.table if "running max m" in df.value.columns)["keys"].tolist() == [
         "0–4",
         "5–9",
         "10–11",
@@ -252,7 +252,7 @@ def test_every_control_is_in_the_link():
     assert_clean(at)
     assert [at.number_input(key=key).value for key in ("batch", "repeats", "time_budget", "window")] == [2, 1, 5.0, 64]
     assert at.slider(key="walk_t").value == 8 and at.slider(key="walk_block").value == 3
-    walk_table = next(df.value for df in at.dataframe if "running max m" in df.value.columns)
+    walk_table = next(df.value for df in at.table if "running max m" in df.value.columns)
     assert walk_table["keys"].tolist() == ["0–2", "3–5", "6–7"]
     at.slider(key="walk_t").set_value(2).run()  # the block (3) no longer fits: it becomes the whole row
     assert_clean(at)

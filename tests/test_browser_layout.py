@@ -104,6 +104,11 @@ MEASURE = r"""() => {
       })) : [],
     };
   };
+  const heading = (element) => {  // the text of the nearest section header above an element
+    const headers = [...document.querySelectorAll("[data-testid='stMain'] h2")]
+      .filter(h => h.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING);
+    return headers.length ? headers[headers.length - 1].innerText.slice(0, 50) : "the top";
+  };
   const scroller = (name, element) => ({ name, scrollWidth: element.scrollWidth, clientWidth: element.clientWidth });
   const main = document.querySelector("[data-testid='stMain']");
   const sidebar = document.querySelector("[data-testid='stSidebar']");
@@ -117,6 +122,12 @@ MEASURE = r"""() => {
     sidebar: sidebar ? { expanded: sidebar.getAttribute("aria-expanded"), box: box(sidebar) } : null,
     charts: [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map(chart),
     formulas: [...main.querySelectorAll(".katex-display")].map(scroller.bind(null, "formula")),
+    // Tables, static or data grids, that scroll sideways inside themselves: their last columns are off screen.
+    scrollingTables: [...main.querySelectorAll("[data-testid='stTable'], [data-testid='stDataFrame']")]
+      .filter(table => table.getBoundingClientRect().width > 0)
+      .filter(table => [table, ...table.querySelectorAll("*")].some(e =>
+        ["auto", "scroll"].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1))
+      .map(table => `${table.dataset.testid} after “${heading(table)}”`),
     cutMetricLabels: [...main.querySelectorAll("[data-testid='stMetricLabel']")]
       .filter(label => [label, ...label.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 1))
       .map(label => label.innerText),
@@ -248,6 +259,14 @@ def test_formulas_fit_the_main_column(measure, view, viewport):
         if f["scrollWidth"] > f["clientWidth"] + FORMULA_SLACK_PX
     ]
     assert not problems, f"{where(view, viewport)}: formulas cut: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
+def test_tables_fit_the_main_column(measure, view, viewport):
+    """A table that scrolls sideways inside itself hides its last columns: with a 16-word sentence, a table with a
+    column per token did, at 1024 px."""
+    scrolling = measure(view, viewport)["scrollingTables"]
+    assert not scrolling, f"{where(view, viewport)}: tables scroll sideways: {scrolling}"
 
 
 @pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
