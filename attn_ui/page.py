@@ -187,6 +187,11 @@ class Slides:
             if not presenting() or self.current == 1:
                 st.markdown(intro)
             self.controls = self._navigation() if presenting() else st.sidebar
+        # What the view draws above its sections (a note on its input, a warning about its controls) goes into one
+        # container, entered for the rest of the run until the tabs are drawn, so that the tabs keep their place
+        # in the page whether it holds anything or not: a note that comes or goes no longer redraws the section.
+        self._above = st.container()
+        self._above.__enter__()
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
@@ -196,6 +201,7 @@ class Slides:
         controls), and what follows goes into the open tab."""
         if not self._tabs_drawn:
             self._tabs_drawn = True
+            self._above.__exit__(None, None, None)
             self._open_tab()
         if self.current not in (number, ALL_SECTIONS):
             return False

@@ -173,6 +173,21 @@ def test_presenter_mode_keeps_the_open_sections_charts(server, browser):
         assert page.locator("[data-drawn='before']").count() == 6 and not exception_texts(page)
 
 
+def test_hiding_cls_updates_the_head_grid_in_place(server, browser):
+    """Hiding [CLS] and [SEP] adds a note above the sections and changes the 72-head grid's data only: the grid stays
+    the same drawing, its data updated in place, where it used to be drawn anew (a third of a second)."""
+    page = visit(browser, f"{server}/Real_model?slide=2", viewport=(1280, 720))
+    settle_layout(page)
+    grid = page.locator("[data-testid='stVegaLiteChart'] > :is(svg, canvas)")
+    assert grid.count() == 1
+    grid.evaluate("(drawing) => { drawing.dataset.drawn = 'before'; }")
+    with rerun(page):
+        page.locator("label").filter(has_text="Hide [CLS] and [SEP]").click()
+    settle_layout(page)
+    assert page.get_by_text("hidden from the charts, not from the model").is_visible() and "hide=on" in page.url
+    assert page.locator("[data-drawn='before']").count() == 1 and not exception_texts(page)
+
+
 def test_scaling_opens_with_its_own_values_after_the_pipeline(server, browser):
     """Views share widget keys (text, d_k, scale): the Pipeline's values, from a shared link or changed on the page,
     must not follow the user through the sidebar's link to Scaling, which opens with its own defaults. (Without
