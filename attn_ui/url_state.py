@@ -148,8 +148,10 @@ def restore(params: Iterable[Param]) -> None:
     problems = []
     for param in params:
         if param.key in st.session_state:
-            if not param.accepts(st.session_state[param.key]):
-                st.session_state[param.key] = param.default
+            value = st.session_state[param.key]
+            # Written back even when accepted: Streamlit forgets the value of a control that a run does not draw
+            # (one in a section not on screen), and one drawn again would show its first option, not this value.
+            st.session_state[param.key] = value if param.accepts(value) else param.default
             continue  # the control is live: the user's latest choice wins
         raw = st.query_params.get(param.key)
         value = param.default
