@@ -18,11 +18,14 @@ places them in a wrapping row (``attn_ui.layout``) whose width comes from ``heat
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from PIL import Image
 
 FONT_SIZE = 14  # pixels: axis labels, legends, headers
 TITLE_SIZE = 16  # pixels: axis and chart titles
@@ -47,6 +50,12 @@ LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
 PLOT_HEIGHT = 240  # pixels of the plot area of a labelled_lines chart, legend and labels not included
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
+PANEL_SPACING = 4  # pixels between the panels of a grid of small heatmaps or thumbnails
+# Vega's viridis scheme (vega-scale): the colours its scale interpolates between, which head_thumbnails' images reproduce.
+VIRIDIS = (
+    "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d1f988b1fa088"
+    "22a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725"
+)
 SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # the Vega-Lite of Streamlit 1.67 and Altair 6
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
@@ -385,10 +394,8 @@ def heatmap_grid(
     row_labels: list[str],
     col_labels: list[str],
     *,
-    panel_rows: list[str],
-    panel_cols: list[str],
-    panel_row_title: str = "layer",
-    panel_col_title: str = "head",
+    panel_names: list[str],
+    panel_title: str = "head",
     row_title: str = "query",
     col_title: str = "key",
     kind: str = "weights",
@@ -396,32 +403,26 @@ def heatmap_grid(
     max_panel: int = 160,
     title: str = "",
 ) -> dict:
-    """Small heatmaps side by side, e.g. every head of every layer: ``values`` is
-    (panel rows, panel columns, rows, columns) and panel (i, j) draws ``values[i, j]``.
+    """Small heatmaps side by side, e.g. every head of a layer: ``values`` is (panels, rows, columns) and panel i,
+    named ``panel_names[i]``, draws ``values[i]``.
 
-    Every panel is always visible: a single row of panels wraps into as many rows as it needs (panels of at
-    least WRAPPED_PANEL pixels); in a grid the panels shrink until a row of them fits ``max_width``.
-    Hovering a cell names its panel, tokens and value.
+    Every panel is always visible: the row of panels wraps into as many rows as it needs (panels of at least
+    WRAPPED_PANEL pixels). Hovering a cell names its panel, tokens and value.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     values = np.asarray(values, dtype=float)
-    panel_row, panel_col, rows, cols = np.indices(values.shape).reshape(4, -1)  # (cells,) each, row-major
-    cells = pd.DataFrame({"panel_row": panel_row, "panel_col": panel_col, "row": rows, "col": cols, "value": values.ravel()})
-    names = {panel_row_title: ("panel_row", panel_rows), panel_col_title: ("panel_col", panel_cols)}
-    names |= {row_title: ("row", row_labels), col_title: ("col", col_labels)}
+    panels, rows, cols = np.indices(values.shape).reshape(3, -1)  # (cells,) each, row-major
+    cells = pd.DataFrame({"panel": panels, "row": rows, "col": cols, "value": values.ravel()})
+    names = {panel_title: ("panel", panel_names), row_title: ("row", row_labels), col_title: ("col", col_labels)}
     for name, (field, labels) in names.items():
         cells[name] = _names(labels, cells[field])
-    spacing = 4
     room = max_width - 3 * TITLE_SIZE
-    if len(panel_rows) == 1:  # one row of panels (the heads of one layer): wrap it into as many rows as needed
-        panel = min(max_panel, max(WRAPPED_PANEL, room / len(panel_cols) - spacing))
-        columns = max(1, min(len(panel_cols), int(room // (panel + spacing))))
-    else:  # a grid (layers by heads): panels shrink so that a row of them fits
-        panel, columns = min(max_panel, room / len(panel_cols) - spacing), None
+    panel = min(max_panel, max(WRAPPED_PANEL, room / len(panel_names) - PANEL_SPACING))
+    columns = max(1, min(len(panel_names), int(room // (panel + PANEL_SPACING))))
     tooltip = _tooltip({name: f"datum[{json.dumps(name)}]" for name in names} | {"value": "format(datum.value, '.4f')"})
     # A panel's size in pixels rather than a step per token: the spec then does not depend on the number of tokens,
-    # so that a new sentence or hiding [CLS] changes only the data, which the browser updates in place.
+    # so that a new sentence changes only the data, which the browser updates in place.
     panel_spec = {
         "width": panel,
         "height": panel,
@@ -432,13 +433,86 @@ def heatmap_grid(
             "color": _colour(kind),
         },
     }
-    column = {"field": "panel_col", "type": "ordinal", "title": panel_col_title, "header": _panel_header(panel_cols)}
-    if columns is not None:
-        facet = {"facet": column, "columns": columns}
-    else:
-        row = {"field": "panel_row", "type": "ordinal", "title": panel_row_title, "header": _panel_header(panel_rows)}
-        facet = {"facet": {"row": row, "column": column}}
-    return _spec(f"heatmap grid: {title}", title, cells, kind, **facet, spacing=spacing, spec=panel_spec)
+    facet = {"field": "panel", "type": "ordinal", "title": panel_title, "header": _panel_header(panel_names)}
+    return _spec(
+        f"heatmap grid: {title}", title, cells, kind, facet=facet, columns=columns, spacing=PANEL_SPACING, spec=panel_spec
+    )
+
+
+def head_thumbnails(
+    weights: np.ndarray,
+    tokens: list[str],
+    *,
+    max_width: int = MAX_WIDTH,
+    max_panel: int = 160,
+    title: str = "",
+) -> dict:
+    """Every head of every layer as a thumbnail of its attention weights: ``weights`` is (layers, heads, T, T), a
+    row of thumbnails per layer, shrunk until a row fits ``max_width``.
+
+    Each thumbnail is an image (a pixel per weight, coloured as the heatmaps colour weights) rather than a mark per
+    cell: 72 heads of 32 tokens are 73,728 cells, each under two pixels wide, which the browser took a third of a
+    second or more to draw and no one can point at. Hovering a thumbnail names its layer and head and its strongest
+    weight, from which query to which key.
+    """
+    weights = np.asarray(weights, dtype=float)
+    layers, heads = weights.shape[:2]
+    heads_weights = weights.reshape(layers * heads, -1)  # (layers · heads, T · T), row-major like the panels
+    queries, keys = np.unravel_index(heads_weights.argmax(axis=1), weights.shape[2:])
+    strongest = heads_weights.max(axis=1)
+    panels = pd.DataFrame(
+        {
+            "layer": np.repeat(np.arange(layers), heads),
+            "head": np.tile(np.arange(heads), layers),
+            "image": [_png_data_url(weight_colours(head)) for head in weights.reshape(-1, *weights.shape[2:])],
+            "value": strongest,
+            "strongest": [f"{tokens[q]} → {tokens[k]} ({w:.4f})" for q, k, w in zip(queries, keys, strongest, strict=True)],
+        }
+    )
+    panel = min(max_panel, (max_width - 3 * TITLE_SIZE) // heads - PANEL_SPACING)  # whole pixels: no blurred edge
+    tooltip = _tooltip({"layer": "datum.layer", "head": "datum.head", "strongest weight": "datum.strongest"})
+    # The image's pixels are stretched to the panel, each a sharp square ("smooth": false). The colour channel draws
+    # the legend (an image mark has no colour of its own) from the strongest weights, on the heatmaps' scale.
+    thumbnail = {"type": "image", "width": panel, "height": panel, "aspect": False, "smooth": False, "tooltip": tooltip}
+    panel_spec = {
+        "width": panel,
+        "height": panel,
+        "mark": {**thumbnail, "align": "left", "baseline": "top"},
+        "encoding": {
+            "x": {"value": 0},
+            "y": {"value": 0},
+            "url": {"field": "image", "type": "nominal"},
+            "color": _colour("weights"),
+        },
+    }
+    row = {"field": "layer", "type": "ordinal", "title": "layer"}
+    column = {"field": "head", "type": "ordinal", "title": "head"}
+    return _spec(
+        f"head thumbnails: {title}",
+        title,
+        panels,
+        "weights",
+        facet={"row": row, "column": column},
+        spacing=PANEL_SPACING,
+        spec=panel_spec,
+    )
+
+
+def weight_colours(weights: np.ndarray) -> np.ndarray:
+    """The RGB colour (uint8, a last axis of 3) of each attention weight, as the heatmaps' scale colours it: Vega's
+    viridis, which interpolates linearly in RGB between the colours of VIRIDIS over the domain 0..1."""
+    stops = np.frombuffer(bytes.fromhex(VIRIDIS), dtype=np.uint8).reshape(-1, 3).astype(float)  # (32, 3)
+    position = np.clip(np.asarray(weights, dtype=float), 0, 1) * (len(stops) - 1)
+    below = np.minimum(position.astype(int), len(stops) - 2)
+    fraction = (position - below)[..., None]
+    return np.floor(stops[below] * (1 - fraction) + stops[below + 1] * fraction + 0.5).astype(np.uint8)
+
+
+def _png_data_url(pixels: np.ndarray) -> str:
+    """An RGB image (H, W, 3) as a PNG in a data: URL, which a Vega image mark draws without fetching anything."""
+    png = io.BytesIO()
+    Image.fromarray(pixels).save(png, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
 
 
 def _panel_header(labels: list[str]) -> dict:

@@ -113,12 +113,10 @@ if slides.show(1):
 if slides.show(2):
     draw(
         heatmap_grid,
-        steps.heads.weights.unsqueeze(0).numpy(),  # (1, h, T, T): one row of panels, wrapped
+        steps.heads.weights.numpy(),  # (h, T, T): one panel per head, wrapped into rows
         tokens,
         tokens,
-        panel_rows=[f"{n_heads} heads"],
-        panel_cols=head_names,
-        panel_row_title="model",
+        panel_names=head_names,
     )
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."

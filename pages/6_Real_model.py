@@ -18,7 +18,7 @@ from attn_core import (
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
-from attn_ui.charts import MAX_WIDTH, heatmap_grid, labelled_lines, short_label
+from attn_ui.charts import MAX_WIDTH, head_thumbnails, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
@@ -135,17 +135,10 @@ if slides.show(2):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
-    draw(
-        heatmap_grid,
-        weights[:, :, grid][:, :, :, grid].numpy(),
-        [tokens[i] for i in grid],
-        [tokens[i] for i in grid],
-        panel_rows=[str(i) for i in range(n_layers)],
-        panel_cols=[str(i) for i in range(n_heads)],
-    )
+    draw(head_thumbnails, weights[:, :, grid][:, :, :, grid].numpy(), [tokens[i] for i in grid])
     st.caption(
-        "Each square is one head's attention weights: a row per query token, a column per key. "
-        "The head view (section 1) shows any one of them up close."
+        "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
+        "its strongest weight; the head view (section 1) shows any one of them up close."
     )
 
 if slides.show(3):

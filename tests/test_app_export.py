@@ -50,7 +50,7 @@ def shown_matrices(at) -> list[np.ndarray]:
     """Every heatmap's values as drawn (float64, masked cells NaN)."""
     found = []
     for rows in chart_frames(at):
-        if rows and {"row", "col", "value"} <= set(rows[0]) and "panel_row" not in rows[0]:
+        if rows and {"row", "col", "value"} <= set(rows[0]) and "panel" not in rows[0]:
             matrix = np.full((max(r["row"] for r in rows) + 1, max(r["col"] for r in rows) + 1), np.nan)
             for cell in rows:
                 matrix[cell["row"], cell["col"]] = np.nan if cell["value"] is None else cell["value"]

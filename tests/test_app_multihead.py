@@ -20,12 +20,12 @@ def engine(text: str, d_model: int, n_heads: int, seed: int):
 
 def grid_weights(at) -> torch.Tensor:
     """The every-head overview's panels as (h, T, T)."""
-    rows = next(rows for rows in chart_frames(at) if rows and "panel_col" in rows[0])
-    n_heads = 1 + max(cell["panel_col"] for cell in rows)
+    rows = next(rows for rows in chart_frames(at) if rows and "panel" in rows[0])
+    n_heads = 1 + max(cell["panel"] for cell in rows)
     t = 1 + max(cell["row"] for cell in rows)
     weights = torch.zeros(n_heads, t, t, dtype=torch.float64)
     for cell in rows:
-        weights[cell["panel_col"], cell["row"], cell["col"]] = cell["value"]
+        weights[cell["panel"], cell["row"], cell["col"]] = cell["value"]
     return weights
 
 

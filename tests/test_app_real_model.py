@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from attn_core import MiniLM
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
+from attn_ui.charts import weight_colours
 from tests.conftest import assert_clean, chart_frames, chart_headings, open_all, open_view, texts
 from tests.test_app_pipeline import heatmap_values, metric
+from tests.test_charts import thumbnail_pixels
 
 REAL = "pages/6_Real_model.py"
 PIPELINE = "pages/1_Pipeline.py"
@@ -31,11 +34,14 @@ def test_defaults(model):
     run = model.run_texts([COREFERENCE_SENTENCES[0]])
     weights = run.weights(0).double()  # (6, 12, T, T)
     t = weights.shape[-1]
-    # The model view draws all 6 x 12 heads.
-    grid = next(rows for rows in chart_frames(at) if rows and "panel_row" in rows[0])
-    assert len(grid) == 6 * 12 * t * t
-    cell = next(r for r in grid if (r["panel_row"], r["panel_col"], r["row"], r["col"]) == (3, 1, 10, 2))
-    assert cell["value"] == pytest.approx(float(weights[3, 1, 10, 2]), abs=1e-6)
+    # The model view draws all 6 x 12 heads, each a thumbnail of its weights that names its strongest one.
+    thumbnails = next(rows for rows in chart_frames(at) if rows and "image" in rows[0])
+    assert [(p["layer"], p["head"]) for p in thumbnails] == [(i, j) for i in range(6) for j in range(12)]
+    thumbnail = thumbnails[3 * 12 + 1]
+    np.testing.assert_array_equal(thumbnail_pixels(thumbnail["image"]), weight_colours(weights[3, 1].numpy()))
+    query, key = divmod(int(weights[3, 1].argmax()), t)
+    tokens = run.encoded.tokens[0]
+    assert thumbnail["strongest"] == f"{tokens[query]} → {tokens[key]} ({float(weights[3, 1, query, key]):.4f})"
     # The head view opens layer 0, head 2 (a previous-token head, and the page says so), from "it" (position 10).
     assert at.selectbox(key="token").value == 10
     assert any(torch.allclose(m, weights[0, 2], atol=1e-6) for m in heatmap_values(at, t, t))

@@ -6,6 +6,8 @@ installed Altair carries."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 
@@ -34,11 +36,9 @@ CHARTS = {
     ),
     "lines": lambda: charts.lines(D_K, {"a": D_K, "b": D_K / 2}, x_title="d_k", y_title="value"),
     "head grid, wrapped": lambda: charts.heatmap_grid(
-        RNG.random((1, 5, 6, 6)), TOKENS, TOKENS, panel_rows=["model"], panel_cols=[f"head {i}" for i in range(5)]
+        RNG.random((5, 6, 6)), TOKENS, TOKENS, panel_names=[f"head {i}" for i in range(5)]
     ),
-    "layer by head grid": lambda: charts.heatmap_grid(
-        RNG.random((2, 3, 6, 6)), TOKENS, TOKENS, panel_rows=["0", "1"], panel_cols=["0", "1", "2"]
-    ),
+    "layer by head thumbnails": lambda: charts.head_thumbnails(RNG.random((2, 3, 6, 6)), TOKENS),
     "labelled lines": lambda: charts.labelled_lines(
         RNG.random((2, 4)),
         ["a ↔ b", "a ↔ c"],
@@ -113,14 +113,13 @@ def test_masked_cells_are_drawn_grey_and_say_so_on_hover():
     assert tips == {(0, 0): "0.5000", (0, 1): "−∞ (masked)", (1, 0): "1.0000", (1, 1): "2.0000"}
 
 
-def test_a_grid_cell_names_its_layer_head_and_tokens_on_hover():
-    values = RNG.random((2, 3, 6, 6))
-    spec = as_spec(charts.heatmap_grid(values, TOKENS, TOKENS, panel_rows=["0", "1"], panel_cols=["a", "b", "c"]))
-    cell = next(c for c in spec["datasets"]["cells"] if (c["panel_row"], c["panel_col"], c["row"], c["col"]) == (1, 2, 0, 3))
-    assert (cell["layer"], cell["head"], cell["query"], cell["key"]) == ("1", "c", TOKENS[0], TOKENS[3])
-    assert cell["value"] == values[1, 2, 0, 3]
+def test_a_grid_cell_names_its_head_and_tokens_on_hover():
+    values = RNG.random((3, 6, 6))
+    spec = as_spec(charts.heatmap_grid(values, TOKENS, TOKENS, panel_names=["a", "b", "c"]))
+    cell = next(c for c in spec["datasets"]["cells"] if (c["panel"], c["row"], c["col"]) == (2, 0, 3))
+    assert (cell["head"], cell["query"], cell["key"]) == ("c", TOKENS[0], TOKENS[3])
+    assert cell["value"] == values[2, 0, 3]
     assert tooltip_lines(spec["spec"]["mark"]) == {
-        "layer": 'datum["layer"]',
         "head": 'datum["head"]',
         "query": 'datum["query"]',
         "key": 'datum["key"]',
@@ -129,12 +128,70 @@ def test_a_grid_cell_names_its_layer_head_and_tokens_on_hover():
 
 
 def test_a_grid_spec_does_not_depend_on_the_number_of_tokens():
-    """Hiding [CLS] and [SEP] or a new sentence changes only a grid's data, which the browser updates in place."""
-    panels = {"panel_rows": ["0", "1"], "panel_cols": ["a", "b", "c"]}
-    specs = [as_spec(charts.heatmap_grid(RNG.random((2, 3, t, t)), TOKENS[:t], TOKENS[:t], **panels)) for t in (6, 4)]
+    """A new sentence changes only a grid's data, which the browser updates in place."""
+    specs = [
+        as_spec(charts.heatmap_grid(RNG.random((3, t, t)), TOKENS[:t], TOKENS[:t], panel_names=["a", "b", "c"])) for t in (6, 4)
+    ]
     without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in specs]
     assert json.dumps(without_data[0]) == json.dumps(without_data[1])
-    assert [len(spec["datasets"]["cells"]) for spec in specs] == [2 * 3 * 36, 2 * 3 * 16]
+    assert [len(spec["datasets"]["cells"]) for spec in specs] == [3 * 36, 3 * 16]
+
+
+def rgb(fill: str) -> tuple[int, ...]:
+    """An SVG fill ("rgb(68, 1, 84)" or "#440154") as (red, green, blue)."""
+    if fill.startswith("#"):
+        return tuple(int(fill[i : i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(part) for part in re.findall(r"\d+", fill))
+
+
+def test_weight_colours_are_the_colours_vega_gives_the_heatmaps_cells():
+    """The thumbnails' pixels are coloured in Python: they must match the cells Vega draws for the same weights."""
+    import vl_convert
+
+    weights = np.linspace(0, 1, 40).reshape(5, 8)
+    weights[0, :3] = [0.123456, 0.5, 0.987]
+    labels = [str(i) for i in range(8)]
+    svg = vl_convert.vegalite_to_svg(as_spec(charts.heatmap(weights, labels[:5], labels)))
+    marks = svg.split('class="mark-rect role-mark')[1].split("</g>")[0]
+    drawn = [rgb(fill) for fill in re.findall(r'<path[^>]*fill="([^"]*)"', marks)]  # row-major, like the data
+    assert len(drawn) == 40 and len(set(drawn)) == 40
+    assert np.abs(np.array(drawn) - charts.weight_colours(weights).reshape(-1, 3)).max() <= 1
+
+
+def thumbnail_pixels(url: str) -> np.ndarray:
+    """The RGB pixels (H, W, 3) of a thumbnail's PNG data: URL."""
+    from PIL import Image
+
+    header, data = url.split(",", 1)
+    assert header == "data:image/png;base64"
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+
+
+def test_a_thumbnail_is_its_heads_weights_and_names_its_strongest_link():
+    weights = RNG.random((2, 3, 6, 6)) * 0.5
+    weights[1, 2, 4, 1] = 0.9  # layer 1, head 2: "the" (position 4) → "cat" (position 1)
+    spec = as_spec(charts.head_thumbnails(weights, TOKENS))
+    panels = spec["datasets"]["cells"]
+    assert [(p["layer"], p["head"]) for p in panels] == [(i, j) for i in range(2) for j in range(3)]
+    panel = panels[5]
+    pixels = thumbnail_pixels(panel["image"])
+    assert pixels.shape == (6, 6, 3)
+    np.testing.assert_array_equal(pixels, charts.weight_colours(weights[1, 2]))
+    assert not np.array_equal(pixels, thumbnail_pixels(panels[4]["image"]))
+    assert panel["strongest"] == "the → cat (0.9000)" and panel["value"] == 0.9
+    assert tooltip_lines(spec["spec"]["mark"]) == {
+        "layer": "datum.layer",
+        "head": "datum.head",
+        "strongest weight": "datum.strongest",
+    }
+
+
+def test_a_thumbnail_grid_spec_does_not_depend_on_the_number_of_tokens():
+    """Hiding [CLS] and [SEP] or a new sentence changes only the thumbnails' data, which the browser updates in place."""
+    specs = [as_spec(charts.head_thumbnails(RNG.random((2, 3, t, t)), TOKENS[:t])) for t in (6, 4)]
+    without_data = [{key: value for key, value in spec.items() if key != "datasets"} for spec in specs]
+    assert json.dumps(without_data[0]) == json.dumps(without_data[1])
+    assert [thumbnail_pixels(spec["datasets"]["cells"][0]["image"]).shape for spec in specs] == [(6, 6, 3), (4, 4, 3)]
 
 
 def test_chart_spec_is_built_once_per_input():
