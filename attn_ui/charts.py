@@ -473,11 +473,11 @@ def head_thumbnails(
     tooltip = _tooltip({"layer": "datum.layer", "head": "datum.head", "strongest weight": "datum.strongest"})
     # The image's pixels are stretched to the panel, each a sharp square ("smooth": false). The colour channel draws
     # the legend (an image mark has no colour of its own) from the strongest weights, on the heatmaps' scale.
-    thumbnail = {"type": "image", "width": panel, "height": panel, "aspect": False, "smooth": False, "tooltip": tooltip}
+    thumbnail = {"type": "image", "width": panel, "height": panel, "aspect": False, "smooth": False}
     panel_spec = {
         "width": panel,
         "height": panel,
-        "mark": {**thumbnail, "align": "left", "baseline": "top"},
+        "mark": {**thumbnail, "align": "left", "baseline": "top", "tooltip": tooltip},
         "encoding": {
             "x": {"value": 0},
             "y": {"value": 0},
