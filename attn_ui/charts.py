@@ -51,6 +51,7 @@ LINE_WIDTH = 440  # pixels of a line chart that shares a row
 PLOT_HEIGHT = 240  # pixels of the plot area of a labelled_lines chart, legend and labels not included
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
 PANEL_SPACING = 4  # pixels between the panels of a grid of small heatmaps or thumbnails
+PICKED_HEAD = "picked_head"  # the selection of head_thumbnails: the layer and head of the thumbnail clicked
 # Vega's viridis scheme (vega-scale): the colours its scale interpolates between, which head_thumbnails' images reproduce.
 VIRIDIS = (
     "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d1f988b1fa088"
@@ -477,7 +478,9 @@ def head_thumbnails(
     panel_spec = {
         "width": panel,
         "height": panel,
-        "mark": {**thumbnail, "align": "left", "baseline": "top", "tooltip": tooltip},
+        # A click picks the thumbnail's layer and head: Streamlit hands them to the page (st.vega_lite_chart's on_select).
+        "params": [{"name": PICKED_HEAD, "select": {"type": "point", "fields": ["layer", "head"]}}],
+        "mark": {**thumbnail, "align": "left", "baseline": "top", "tooltip": tooltip, "cursor": "pointer"},
         "encoding": {
             "x": {"value": 0},
             "y": {"value": 0},

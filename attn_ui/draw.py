@@ -33,10 +33,13 @@ def draw(
     width: int | str = "content",
     height: int | str = "content",
     name: str | None = None,
+    key: str | None = None,
+    on_select: Callable[[], None] | None = None,
     **options: Any,
 ) -> None:
     """Draw ``builder(*args, **options)`` (a function of ``attn_ui.charts``) at the given width and height, and record
-    it for the view's bundle under ``name`` (by default its title)."""
+    it for the view's bundle under ``name`` (by default its title). ``on_select`` is called when the chart's
+    selection changes (a click), which ``st.session_state[key].selection`` then holds."""
     spec = chart_spec(builder.__name__, *args, **options)
-    st.vega_lite_chart(spec=spec, width=width, height=height)
+    st.vega_lite_chart(spec=spec, width=width, height=height, key=key, on_select=on_select or "ignore")
     downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)

@@ -18,7 +18,7 @@ from attn_core import (
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, url_state
-from attn_ui.charts import MAX_WIDTH, head_thumbnails, labelled_lines, short_label
+from attn_ui.charts import MAX_WIDTH, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
@@ -40,6 +40,18 @@ PARAMS = (
     Param("word", CONTEXT_WORD, url_state.text),
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
 )
+
+
+THUMBNAILS = "thumbnails"  # session-state key of the model view's chart
+
+
+def open_picked_head() -> None:
+    """A click on a thumbnail: its layer and head in the head view, which opens unless every section is on screen."""
+    picked = st.session_state[THUMBNAILS].selection.get(PICKED_HEAD) or []
+    if picked:
+        st.session_state.update(layer=picked[0]["layer"], head=picked[0]["head"])
+        if st.session_state["slide"] != page.ALL_SECTIONS:
+            st.session_state["slide"] = 1
 
 
 SLIDES = (
@@ -135,10 +147,11 @@ if slides.show(2):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
-    draw(head_thumbnails, weights[:, :, grid][:, :, :, grid].numpy(), [tokens[i] for i in grid])
+    thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
+    draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head)
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
-        "its strongest weight; the head view (section 1) shows any one of them up close."
+        "its strongest weight; click it to open it in the head view (section 1)."
     )
 
 if slides.show(3):

@@ -174,8 +174,8 @@ def test_presenter_mode_keeps_the_open_sections_charts(server, browser):
 
 
 def test_hiding_cls_updates_the_head_grid_in_place(server, browser):
-    """Hiding [CLS] and [SEP] adds a note above the sections and changes the 72-head grid's data only: the grid stays
-    the same drawing, its data updated in place, where it used to be drawn anew (a third of a second)."""
+    """Hiding [CLS] and [SEP] adds a note above the sections and changes the 72 heads' thumbnails' data only: the
+    chart stays the same drawing, its data updated in place, where it used to be drawn anew (a third of a second)."""
     page = visit(browser, f"{server}/Real_model?slide=2", viewport=(1280, 720))
     settle_layout(page)
     grid = page.locator("[data-testid='stVegaLiteChart'] > :is(svg, canvas)")
@@ -186,6 +186,22 @@ def test_hiding_cls_updates_the_head_grid_in_place(server, browser):
     settle_layout(page)
     assert page.get_by_text("hidden from the charts, not from the model").is_visible() and "hide=on" in page.url
     assert page.locator("[data-drawn='before']").count() == 1 and not exception_texts(page)
+
+
+def test_clicking_a_heads_thumbnail_opens_it_in_the_head_view(server, browser):
+    """The model view's 72 thumbnails are the way into the heads: a click opens that layer and head in section 1."""
+    page = visit(browser, f"{server}/Real_model?slide=2", viewport=(1280, 720))
+    settle_layout(page)
+    thumbnails = page.locator("[data-testid='stVegaLiteChart'] image")
+    assert thumbnails.count() == 6 * 12
+    with rerun(page):
+        thumbnails.nth(3 * 12 + 1).click()  # layer 3, head 1: row-major
+    settle_layout(page)
+    assert page.locator("[role='tab'][aria-selected='true']").inner_text() == "One head"
+    for label, value in (("Layer", "3"), ("Head", "1")):
+        assert page.locator("[data-testid='stSelectbox']").filter(has_text=label).locator("input").input_value() == value
+    assert page.get_by_text("Layer 3, head 1", exact=True).is_visible() and "layer=3&head=1" in page.url
+    assert not exception_texts(page)
 
 
 def test_a_sections_controls_keep_their_values_after_other_sections(server, browser):

@@ -184,6 +184,8 @@ def test_a_thumbnail_is_its_heads_weights_and_names_its_strongest_link():
         "head": "datum.head",
         "strongest weight": "datum.strongest",
     }
+    # A click selects the thumbnail's layer and head, which the page opens in its head view.
+    assert spec["spec"]["params"] == [{"name": charts.PICKED_HEAD, "select": {"type": "point", "fields": ["layer", "head"]}}]
 
 
 def test_a_thumbnail_grid_spec_does_not_depend_on_the_number_of_tokens():
