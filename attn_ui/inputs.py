@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core import MiniLM, tokenize
-from attn_core.real_model import Encoded
+from attn_core.real_model import SPECIAL_TOKENS, Encoded
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
 SENTENCE_SEPARATOR = "|"
@@ -58,6 +58,12 @@ def model_tokens(model: MiniLM, text: str, limit: int, example: str) -> Encoded:
         st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
         text = example
     encoded = model.encode([text[:MAX_CHARS]], limit)
+    if all(token in SPECIAL_TOKENS for token in encoded.tokens[0]):  # invisible characters only, or a typed [SEP]
+        st.info(
+            "Your text has no word pieces of its own (only characters the model skips, or [CLS] and [SEP]), "
+            f"so this shows the example “{example}”."
+        )
+        encoded = model.encode([example], limit)
     if encoded.was_cut(0):
         more = "+" if len(text) > MAX_CHARS else ""
         st.warning(

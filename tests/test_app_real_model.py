@@ -93,6 +93,21 @@ def test_bad_input(text, message_kind, message):
     assert len(at.selectbox(key="token").options) <= 128
 
 
+@pytest.mark.parametrize(
+    "text", ["\u200b", "\x00\x01", "\u0301", "[SEP] [CLS]"], ids=["zero-width space", "control", "accent", "typed [SEP]"]
+)
+@pytest.mark.parametrize("slide", ["1", "2", "all"])
+def test_a_text_without_word_pieces_shows_the_example(model, text, slide):
+    """Text the tokenizer reads as nothing (invisible characters) or as [CLS] and [SEP] only left no token to draw
+    once they were hidden: every section crashed."""
+    at = open_view(REAL, text=text, hide="on", slide=slide)
+    assert_clean(at)
+    assert any("no word pieces of its own" in shown for shown in texts(at, "info"))
+    t = len(model.encode([COREFERENCE_SENTENCES[0]]).tokens[0])
+    if slide != "2":  # the head view draws the example's tokens, [CLS] and [SEP] hidden
+        assert heatmap_values(at, t - 2, t - 2)
+
+
 def test_missing_words_are_reported():
     at = open_view(REAL, text2="A different sentence", coref="it, animal", word="zebra")
     assert_clean(at)

@@ -63,6 +63,8 @@ CORPUS = {
     "cjk": "注意力机制很重要 日本語のテキスト 한국어 문장",
     "combining": "e\u0301te\u0301 a\u0308\u0308 Z\u0334\u0321\u031bal\u0337g\u0336o\u0335",
     "control": "a\x00b\x07c\td\re\x1b[31mred\x1b[0m f\u200bg h\u200di j\ufeffk \u202eevil",
+    "invisible": "\u200b\u200d \ufeff\x00",  # characters the model's tokenizer skips: no word pieces at all
+    "special_tokens": "[SEP] [CLS]",  # read by the model's tokenizer as its own special tokens
     "html": "<script>alert(1)</script> <b>fuzzhtml</b> <img src=x onerror=alert(1)>",
     "markdown": "**fuzzbold** _fuzzital_ `fuzzcode` [fuzzlink](https://example.com) ~~fuzzstrike~~",
     "heading": "# fuzzheading\n> quote\n- item\n1. one",
