@@ -363,7 +363,7 @@ def frame_problems(frame: pd.DataFrame, words: set[str]) -> list[str]:
             if isinstance(value, (float, np.floating)) and not math.isfinite(value):
                 problems.append(f"{where} is {value!r}")
             elif isinstance(value, str) and value.strip().lower() not in words and NAN_WORD.search(value.lower()):
-                if not (value == "NaN" and str(index).startswith("naive softmax, masked = −∞")):  # that row shows NaN on purpose
+                if not (value == "NaN" and str(column).startswith("naive softmax, masked = −∞")):  # NaN on purpose
                     problems.append(f"{where} is {value!r}")
     return problems
 
