@@ -13,7 +13,9 @@ for colour-blind viewers, a diverging scale centred on 0 for scores and other si
 named categories for boolean masks, and grey, labelled cells for masked entries.
 
 Heatmaps are sized in pixels per cell so that every token gets its label on both axes; a page
-places them in a wrapping row (``attn_ui.layout``) whose width comes from ``heatmap_width``.
+places them in a wrapping row (``attn_ui.steps.row``) whose width comes from ``heatmap_width``. Where cells would be
+too small to label or to hover (every head of the real model), ``head_thumbnails`` draws each matrix as an image in
+the same colours.
 """
 
 from __future__ import annotations
