@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import downloads, malloc, url_state
+from attn_ui import downloads, malloc, tcp, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
 
@@ -21,6 +21,7 @@ from attn_ui.url_state import Param
 # each pass walks only what the runs create, which it still collects.
 gc.freeze()
 malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
+tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses no longer wait ~40 ms for the browser's acknowledgement
 
 # The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other; when
 # the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated: the real

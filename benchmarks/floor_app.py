@@ -1,5 +1,6 @@
 """The least a page with one chart costs in a multipage Streamlit app: a title, a paragraph and a 6 x 6 heatmap, no
-app code, as the app's root page (/) and as a second page at its own address (/chart).
+app code but the server's sockets set as the views set them (``attn_ui.tcp``: any app can), as the app's root page (/)
+and as a second page at its own address (/chart).
 
 ``bench_interactions`` times the first render of both in a new tab beside the views', on the same machine in the same
 run: what no change to the app can take away. A view's link is a page's own address, and there Streamlit's frontend
@@ -10,6 +11,10 @@ first looks for the server under that path (/chart/_stcore/health), fails, and t
 import numpy as np
 import pandas as pd
 import streamlit as st
+
+from attn_ui import tcp
+
+tcp.no_delay_on_tcp_sockets()
 
 
 def one_chart() -> None:
