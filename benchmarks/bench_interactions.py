@@ -42,6 +42,8 @@ from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interactions.py`
     sys.path.insert(0, str(ROOT))
@@ -670,6 +672,14 @@ def one_session(browser, base: str, views: list[View], session: int, changes: in
         page.context.close()
 
 
+def growth_mb(rss: list[float]) -> float | None:
+    """MB gained from session 10 to 20 (None before 20) on the least-squares line through those 11 readings: one
+    session's RSS moves by a megabyte or two either way, so the two ends alone can show growth where there is none."""
+    if len(rss) < 20:
+        return None
+    return 10 * float(np.polyfit(np.arange(10, 21), rss[9:20], 1)[0])
+
+
 def measure_memory(browser, views: list[View], sessions: int) -> dict:
     """A fresh server's resident memory after each of ``sessions`` sessions."""
     rss = []
@@ -684,7 +694,6 @@ def measure_memory(browser, views: list[View], sessions: int) -> dict:
             rss.append(status_mb(server.pid, "VmRSS"))
         peak = status_mb(server.pid, "VmHWM")
     after = {n: rss[n - 1] for n in sorted({1, min(10, sessions), sessions})}
-    growth = rss[sessions - 1] - rss[9] if sessions >= 20 else None
     return {
         "sessions": sessions,
         "rss_mb": rss,
@@ -692,7 +701,7 @@ def measure_memory(browser, views: list[View], sessions: int) -> dict:
         "max_mb": max(rss),
         "peak_mb": peak,
         "growth_10_to_last_mb": rss[-1] - rss[min(10, sessions) - 1],
-        "growth_10_to_20_mb": growth,
+        "growth_10_to_20_mb": growth_mb(rss),
         "errors": errors,
     }
 
@@ -914,6 +923,7 @@ def report(record: dict) -> str:
         "",
         f"Growth from session {min(10, memory['sessions'])} to {memory['sessions']}: {memory['growth_10_to_last_mb']:+.0f} MB"
         + (
+            f" between the two; {memory['growth_10_to_20_mb']:+.1f} MB on the least-squares line through sessions 10 to 20"
             f" ({verdict(memory['growth_10_to_20_mb'] <= 1)})"
             if memory["growth_10_to_20_mb"] is not None
             else " (fewer than 20 sessions)"

@@ -71,3 +71,11 @@ def test_the_all_sections_tab_is_held_to_the_first_render_target():
     assert bench.redraw_verdict(row | {"kind": bench.WHOLE_VIEW}) == "ok (whole view: first render)"
     assert bench.redraw_verdict(row | {"kind": "tab"}) == "**MISS** p50, p95"
     assert bench.redraw_verdict({"p50": 1600.0, "p95": 1700.0, "kind": bench.WHOLE_VIEW}).startswith("**MISS**")
+
+
+def test_memory_growth_is_read_off_the_line_through_sessions_10_to_20_not_its_two_ends():
+    wobbling = [470.0] * 9 + [488.2, 491.6, 489.0, 489.8, 488.9, 489.6, 487.5, 489.1, 487.6, 489.2, 490.5]  # a real run
+    assert wobbling[19] - wobbling[9] > 2 and abs(bench.growth_mb(wobbling)) < 1
+    creeping = [400.0 + 0.5 * session for session in range(20)]
+    assert abs(bench.growth_mb(creeping) - 5.0) < 1e-9
+    assert bench.growth_mb(creeping[:19]) is None
