@@ -29,9 +29,8 @@ def open_descriptors() -> list[int]:
     return []
 
 
-def no_delay_on_tcp_sockets() -> int:
-    """Turn Nagle's algorithm off on every TCP socket of this process, listening or connected; how many there were."""
-    turned = 0
+def no_delay_on_tcp_sockets() -> None:
+    """Turn Nagle's algorithm off on every TCP socket of this process, listening or connected."""
     for descriptor in open_descriptors():
         try:
             if not stat.S_ISSOCK(os.fstat(descriptor).st_mode):
@@ -39,7 +38,5 @@ def no_delay_on_tcp_sockets() -> int:
             with socket.socket(fileno=os.dup(descriptor)) as sock:  # a duplicate: closing it leaves the socket open
                 if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    turned += 1
         except OSError:  # closed meanwhile (the listing's own descriptor), or not a socket this platform can open
             continue
-    return turned
