@@ -42,11 +42,12 @@ PARAMS = (
 SLIDES = (
     page.Section("Split", "Splitting the width into heads"),
     page.Section("Heads", "Every head's attention"),
+    page.Section("Slices", "One head: its slices of W_Q, W_K and W_V"),
     page.Section("Q, K, V", "One head: its queries, keys and values"),
     page.Section("Scores", "One head: scores, weights and context"),
     page.Section("Concat", "Concatenate, then project"),
-    page.Section("Differences", "How the heads differ"),
-    page.Section("C vs C/h", "One head of size C, or h heads of size C/h?"),
+    page.Section("Compare", "How the heads differ"),
+    page.Section("1 vs h", "One head of size C, or h heads of size C/h?"),
     page.Section("Check", "Check against PyTorch"),
 )
 
@@ -122,9 +123,8 @@ if slides.show(2):
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
     )
 
-if slides.show(3, f"Head {head}: its queries, keys and values"):
-    st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K and W_V.")
-    head_features = [str(i) for i in range(columns.start, columns.stop)]
+if slides.show(3, f"Head {head}: its slices of W_Q, W_K and W_V"):
+    st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K, W_V ({d_model} × {d_head} each).")
     with row():
         for name, weights in zip(("Q", "K", "V"), (w_q, w_k, w_v), strict=True):
             matrix_step(
@@ -132,10 +132,13 @@ if slides.show(3, f"Head {head}: its queries, keys and values"):
                 rf"W_{name}^{{{head}}} \in \mathbb{{R}}^{{C \times C/h}}",
                 weights[:, columns],
                 features,
-                head_features,
+                features[columns],
                 row_title="input feature",
                 col_title="output feature",
             )
+
+if slides.show(4, f"Head {head}: its queries, keys and values"):
+    st.markdown(f"Each token's row of X times head {head}'s slices gives its query, key and value, of size C/h = {d_head}.")
     with row():
         for name, tensor in zip(("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True):
             formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
@@ -143,7 +146,7 @@ if slides.show(3, f"Head {head}: its queries, keys and values"):
                 f"{name} of head {head}", formula, tensor[head], tokens, feature_labels(d_head), shape=tuple(tensor.shape)
             )
 
-if slides.show(4, f"Head {head}: scores, weights and context"):
+if slides.show(5, f"Head {head}: scores, weights and context"):
     st.markdown(
         f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}; softmax turns each row into "
         "weights, which mix the head's values into its context Z."
@@ -159,7 +162,7 @@ if slides.show(4, f"Head {head}: scores, weights and context"):
             shape=tuple(steps.heads.context.shape),
         )
 
-if slides.show(5):
+if slides.show(6):
     st.markdown(
         f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
         f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
@@ -178,7 +181,7 @@ if slides.show(5):
         )
         matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
-if slides.show(6):
+if slides.show(7):
     per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
     st.table(per_head.style.format(precision=3), hide_index=True)
     st.caption(
@@ -207,7 +210,7 @@ if slides.show(6):
             st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
         st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
 
-if slides.show(7):
+if slides.show(8):
     one_head = multi_head_attention(x, w_q, w_k, w_v, w_o, 1)  # the same four matrices, used as a single head
     one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
     like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
@@ -235,7 +238,7 @@ if slides.show(7):
         most_alike = int(like_one.argmax())
         st.caption(f"Of the {n_heads} heads, head {most_alike} is most like the single head (similarity {like_one.max():.2f}).")
 
-if slides.show(8):
+if slides.show(9):
     difference = torch_mha_difference(x, w_q, w_k, w_v, w_o, steps)
     st.metric("Largest difference from torch.nn.MultiheadAttention", f"{difference:.1e}")
     st.caption(
