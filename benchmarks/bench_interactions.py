@@ -64,6 +64,7 @@ P50_MS, P95_MS = 300, 600
 FIRST_RENDER_S, COLD_START_S = 1.5, 5.0
 WHOLE_VIEW = "whole view"  # the kind of the "All sections" tab: it draws every section, as a view's first render does
 RSS_MB = 600
+GROWTH_MB = 1  # MB from session 10 to 20, on the line through them, that counts as growth (see memory_grows)
 QUIET_MS = 200  # a redraw is over once no run has finished and no chart has changed for this long
 WAIT_S = 60  # longest wait for one run (a sweep stops at its time budget)
 RENDER_VISITS = 3  # loads in a new tab (each kind) and sidebar navigations per view, at most (fewer with --repeats below 3)
@@ -672,12 +673,20 @@ def one_session(browser, base: str, views: list[View], session: int, changes: in
         page.context.close()
 
 
-def growth_mb(rss: list[float]) -> float | None:
-    """MB gained from session 10 to 20 (None before 20) on the least-squares line through those 11 readings: one
-    session's RSS moves by a megabyte or two either way, so the two ends alone can show growth where there is none."""
+def growth_mb(rss: list[float]) -> tuple[float, float] | None:
+    """MB gained from session 10 to 20 (None before 20) on the least-squares line through those 11 readings, and the
+    standard error of that figure: one session's RSS moves by a megabyte or two either way, so the two ends alone can
+    show growth where there is none, and even the line's moves by about a megabyte from run to run."""
     if len(rss) < 20:
         return None
-    return 10 * float(np.polyfit(np.arange(10, 21), rss[9:20], 1)[0])
+    (slope, _), covariance = np.polyfit(np.arange(10, 21), rss[9:20], 1, cov=True)
+    return 10 * float(slope), 10 * float(np.sqrt(covariance[0, 0]))
+
+
+def memory_grows(growth: float, error: float) -> bool:
+    """Whether the line's growth from session 10 to 20 is more than GROWTH_MB and more than twice its standard
+    error: more than the readings' own noise could give (a leak of half a megabyte a session gives 5 MB)."""
+    return growth > max(GROWTH_MB, 2 * error)
 
 
 def measure_memory(browser, views: list[View], sessions: int) -> dict:
@@ -923,8 +932,8 @@ def report(record: dict) -> str:
         "",
         f"Growth from session {min(10, memory['sessions'])} to {memory['sessions']}: {memory['growth_10_to_last_mb']:+.0f} MB"
         + (
-            f" between the two; {memory['growth_10_to_20_mb']:+.1f} MB on the least-squares line through sessions 10 to 20"
-            f" ({verdict(memory['growth_10_to_20_mb'] <= 1)})"
+            " between the two; {:+.1f} ± {:.1f} MB (standard error) on the least-squares line through sessions 10 to 20"
+            " ({})".format(*memory["growth_10_to_20_mb"], verdict(not memory_grows(*memory["growth_10_to_20_mb"])))
             if memory["growth_10_to_20_mb"] is not None
             else " (fewer than 20 sessions)"
         )

@@ -5,6 +5,8 @@ It asserts what the benchmark measured and reports, never how fast: timing targe
 
 from __future__ import annotations
 
+import pytest
+
 from attn_ui.page import VIEWS
 from benchmarks import bench_interactions as bench
 from tests.browser_support import skip_without_browser
@@ -75,7 +77,18 @@ def test_the_all_sections_tab_is_held_to_the_first_render_target():
 
 def test_memory_growth_is_read_off_the_line_through_sessions_10_to_20_not_its_two_ends():
     wobbling = [470.0] * 9 + [488.2, 491.6, 489.0, 489.8, 488.9, 489.6, 487.5, 489.1, 487.6, 489.2, 490.5]  # a real run
-    assert wobbling[19] - wobbling[9] > 2 and abs(bench.growth_mb(wobbling)) < 1
+    growth, error = bench.growth_mb(wobbling)
+    assert wobbling[19] - wobbling[9] > 2 and abs(growth) < 1 and not bench.memory_grows(growth, error)
     creeping = [400.0 + 0.5 * session for session in range(20)]
-    assert abs(bench.growth_mb(creeping) - 5.0) < 1e-9
+    assert bench.growth_mb(creeping) == pytest.approx((5.0, 0.0), abs=1e-9) and bench.memory_grows(5.0, 0.0)
     assert bench.growth_mb(creeping[:19]) is None
+
+
+def test_memory_growth_within_the_readings_noise_is_not_growth_and_a_leak_through_the_noise_is():
+    # A real run (f90ddab) that had plateaued: its line rises 2.2 MB, about 1.7 standard errors.
+    plateau = [428.9, 432.6, 433.8, 437.2, 439.9, 442.2, 443.3, 445.4, 444.5, 446.2]
+    plateau += [444.9, 447.1, 448.2, 446.5, 449.8, 449.5, 448.8, 447.9, 448.5, 446.8]
+    growth, error = bench.growth_mb(plateau)
+    assert growth > bench.GROWTH_MB and not bench.memory_grows(growth, error)
+    leaking = [mb + 0.5 * session for session, mb in enumerate(plateau)]  # the same noise, half a megabyte a session more
+    assert bench.memory_grows(*bench.growth_mb(leaking))
