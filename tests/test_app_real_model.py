@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attn_core import MiniLM
+from attn_core import MiniLM, closest_heads, head_similarity
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
 from attn_ui.charts import weight_colours
@@ -156,3 +156,16 @@ def test_without_the_model_other_views_work(no_model):
     assert any("toy weights" in text for text in texts(at, "info"))
     assert metric(at, "Largest difference") < 1e-5
     assert_clean(open_view())
+
+
+def test_the_head_view_names_the_most_similar_heads_and_draws_every_heads_similarity(model):
+    at = open_view(REAL, layer="3", head="1", slide="1")
+    assert_clean(at)
+    run = model.run_texts([COREFERENCE_SENTENCES[0]])
+    similarity = head_similarity(run, 3, 1).double()  # (6, 12)
+    (i, j), *_ = closest_heads(similarity, 3, 1)
+    closest = f"Most similar heads: layer {i} head {j} ({float(similarity[i, j]):.2f})"
+    assert any(closest in text for text in texts(at, "markdown"))
+    (drawn,) = heatmap_values(at, 6, 12)
+    torch.testing.assert_close(drawn, similarity, atol=1e-6, rtol=0)
+    assert drawn[3, 1] == pytest.approx(1.0) and (i, j) != (3, 1)
