@@ -13,7 +13,8 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
   sections" tab, and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
-  child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM).
+  child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM); and what its heap
+  holds (``benchmarks.heap_probe``, which serves the app): malloc's bytes in use and free, Python's blocks.
 
 Times come from the page's own clock: an init script marks the input event, decodes each WebSocket message's type
 (``script_finished``) and watches the page for the last change to a chart's drawing and the last placeholder
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -50,6 +52,7 @@ if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interacti
 
 from attn_ui.measure import MEASURE  # noqa: E402
 from attn_ui.page import VIEWS, View  # noqa: E402
+from benchmarks import heap_probe  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     SENTENCE,
     app_server,
@@ -690,10 +693,11 @@ def memory_grows(growth: float, error: float) -> bool:
 
 
 def measure_memory(browser, views: list[View], sessions: int) -> dict:
-    """A fresh server's resident memory after each of ``sessions`` sessions."""
-    rss = []
+    """A fresh server's resident memory, and its heap (``benchmarks.heap_probe``), after each of ``sessions``
+    sessions."""
+    rss, heaps = [], []
     errors = []
-    with app_server() as server:
+    with app_server(module="benchmarks.heap_probe") as server:
         for session in range(1, sessions + 1):
             progress(f"memory: session {session} of {sessions}")
             try:
@@ -701,16 +705,20 @@ def measure_memory(browser, views: list[View], sessions: int) -> dict:
             except Exception as error:  # noqa: BLE001 - reported, and the sessions go on
                 errors.append(f"session {session}: {describe(error)}")
             rss.append(status_mb(server.pid, "VmRSS"))
+            heaps.append(heap_probe.read(server.pid) or {})
         peak = status_mb(server.pid, "VmHWM")
     after = {n: rss[n - 1] for n in sorted({1, min(10, sessions), sessions})}
+    in_use = [heap.get("in_use_mb", math.nan) for heap in heaps]
     return {
         "sessions": sessions,
         "rss_mb": rss,
+        "heap": heaps,
         "after": after,
         "max_mb": max(rss),
         "peak_mb": peak,
         "growth_10_to_last_mb": rss[-1] - rss[min(10, sessions) - 1],
         "growth_10_to_20_mb": growth_mb(rss),
+        "heap_growth_10_to_20_mb": growth_mb(in_use) if not any(map(math.isnan, in_use)) else None,
         "errors": errors,
     }
 
@@ -940,8 +948,30 @@ def report(record: dict) -> str:
         + f"; below {RSS_MB} MB: {verdict(memory['max_mb'] < RSS_MB)}. Timing server at its end: "
         f"{number(record['timing_server_rss_mb'])} MB.",
     ]
+    lines += heap_lines(memory)
     lines += [f"- {error}" for error in memory["errors"]]
     return "\n".join(lines)
+
+
+def heap_lines(memory: dict) -> list[str]:
+    """What the server's heap held (``benchmarks.heap_probe``) after sessions 1, 10 and the last: whether memory
+    that grows is kept by the app or is free space in malloc's arenas."""
+    heaps = {n: memory["heap"][n - 1] for n in memory["after"]}
+    if not all("in_use_mb" in heap for heap in heaps.values()):
+        return ["", "(The server's heap was not read: it needs glibc 2.33 or later.)"]
+    rows = [[str(n), number(h["in_use_mb"]), number(h["free_mb"]), f"{h['python_blocks']:,}"] for n, h in heaps.items()]
+    growth = memory["heap_growth_10_to_20_mb"]
+    line = "(fewer than 20 sessions)."
+    if growth is not None:
+        line = "{:+.1f} ± {:.1f} MB ({}).".format(*growth, verdict(not memory_grows(*growth)))
+    return [
+        "",
+        *table(["after session", "malloc: in use MB", "malloc: free in its arenas MB", "Python blocks"], rows),
+        "",
+        f"Heap in use from session 10 to 20, on the least-squares line: {line}"
+        " Resident memory that grows while the heap in use does not is malloc's arenas (one a thread, up to 8 a"
+        " core) each reaching the free space its own mix of blocks leaves, not anything the app keeps.",
+    ]
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -82,12 +82,13 @@ def running_app() -> Iterator[str]:
         yield started.base
 
 
-def server_command(port: int, script: str = "streamlit_app.py") -> list[str]:
-    """The command that serves ``script`` (the app) on ``port`` of this machine only, headless."""
+def server_command(port: int, script: str = "streamlit_app.py", module: str = "streamlit") -> list[str]:
+    """The command that serves ``script`` (the app) on ``port`` of this machine only, headless; ``module``: what
+    runs it, Streamlit or a wrapper that takes Streamlit's arguments (``benchmarks.heap_probe``)."""
     return [
         sys.executable,
         "-m",
-        "streamlit",
+        module,
         "run",
         script,
         "--server.headless=true",
@@ -98,11 +99,13 @@ def server_command(port: int, script: str = "streamlit_app.py") -> list[str]:
 
 
 @contextmanager
-def app_server(poll_s: float = 0.5, script: str = "streamlit_app.py") -> Iterator[AppServer]:
+def app_server(poll_s: float = 0.5, script: str = "streamlit_app.py", module: str = "streamlit") -> Iterator[AppServer]:
     """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
-    its health is asked for while it starts; ``script``: what it serves, from the repository root."""
+    its health is asked for while it starts; ``script``: what it serves, from the repository root; ``module``: as
+    in ``server_command``."""
     port = free_port()
-    process = subprocess.Popen(server_command(port, script), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = server_command(port, script, module)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_until_healthy(base, process, poll_s)

@@ -9,6 +9,7 @@ import pytest
 
 from attn_ui.page import VIEWS
 from benchmarks import bench_interactions as bench
+from benchmarks import heap_probe
 from tests.browser_support import skip_without_browser
 from tests.conftest import open_view
 
@@ -56,11 +57,14 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert record["cold_start"]["drawn_s"] > record["cold_start"]["healthy_s"] > 0
     memory = record["memory"]
     assert memory["sessions"] == 1 and not memory["errors"] and 50 < memory["after"][1] <= memory["peak_mb"]
+    (heap,) = memory["heap"]  # the server's own figures, read through benchmarks.heap_probe
+    assert 10 < heap["in_use_mb"] < memory["after"][1] and heap["free_mb"] >= 0 and heap["python_blocks"] > 100_000
 
     text = bench.report(record)
     for action in rows:
         assert f"| Scaling | {action} | " in text
     assert f"| 1 | {bench.number(memory['after'][1])} |" in text
+    assert f"| 1 | {bench.number(heap['in_use_mb'])} | {bench.number(heap['free_mb'])} | {heap['python_blocks']:,} |" in text
     for where, floor in record["floor"].items():
         assert f"| one-chart page ({bench.FLOOR_APP}) {where} | — | {bench.number(floor['fresh_tab']['p50'] / 1000, 2)} |" in text
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text
@@ -92,3 +96,13 @@ def test_memory_growth_within_the_readings_noise_is_not_growth_and_a_leak_throug
     assert growth > bench.GROWTH_MB and not bench.memory_grows(growth, error)
     leaking = [mb + 0.5 * session for session, mb in enumerate(plateau)]  # the same noise, half a megabyte a session more
     assert bench.memory_grows(*bench.growth_mb(leaking))
+
+
+def test_the_heap_probe_counts_what_the_process_holds():
+    """malloc's bytes in use follow a block that is held, then let go; Python's blocks follow its objects."""
+    before = heap_probe.heap()
+    held, objects = bytearray(64 * 2**20), [object() for _ in range(100_000)]
+    holding = heap_probe.heap()
+    assert holding["in_use_mb"] - before["in_use_mb"] > 63 and holding["python_blocks"] - before["python_blocks"] >= 100_000
+    del held, objects
+    assert heap_probe.heap()["in_use_mb"] - before["in_use_mb"] < 1
