@@ -956,9 +956,9 @@ def report(record: dict) -> str:
 def heap_lines(memory: dict) -> list[str]:
     """What the server's heap held (``benchmarks.heap_probe``) after sessions 1, 10 and the last: whether memory
     that grows is kept by the app or is free space in malloc's arenas."""
-    heaps = {n: memory["heap"][n - 1] for n in memory["after"]}
+    heaps = {n: memory["heap"][int(n) - 1] for n in memory["after"]}  # int: a record read back from JSON has str keys
     if not all("in_use_mb" in heap for heap in heaps.values()):
-        return ["", "(The server's heap was not read: it needs glibc 2.33 or later.)"]
+        return ["", "(The server's heap was not read after every session: that needs Linux with glibc 2.33 or later.)"]
     rows = [[str(n), number(h["in_use_mb"]), number(h["free_mb"]), f"{h['python_blocks']:,}"] for n, h in heaps.items()]
     growth = memory["heap_growth_10_to_20_mb"]
     line = "(fewer than 20 sessions)."
