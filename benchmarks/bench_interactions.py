@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -692,6 +691,11 @@ def memory_grows(growth: float, error: float) -> bool:
     return growth > max(GROWTH_MB, 2 * error)
 
 
+def fitted_growth(growth: tuple[float, float]) -> str:
+    """A line's growth and its standard error (``growth_mb``), with the verdict on it."""
+    return "{:+.1f} ± {:.1f} MB ({})".format(*growth, verdict(not memory_grows(*growth)))
+
+
 def measure_memory(browser, views: list[View], sessions: int) -> dict:
     """A fresh server's resident memory, and its heap (``benchmarks.heap_probe``), after each of ``sessions``
     sessions."""
@@ -708,7 +712,7 @@ def measure_memory(browser, views: list[View], sessions: int) -> dict:
             heaps.append(heap_probe.read(server.pid) or {})
         peak = status_mb(server.pid, "VmHWM")
     after = {n: rss[n - 1] for n in sorted({1, min(10, sessions), sessions})}
-    in_use = [heap.get("in_use_mb", math.nan) for heap in heaps]
+    in_use = [heap["in_use_mb"] for heap in heaps if "in_use_mb" in heap]
     return {
         "sessions": sessions,
         "rss_mb": rss,
@@ -718,7 +722,7 @@ def measure_memory(browser, views: list[View], sessions: int) -> dict:
         "peak_mb": peak,
         "growth_10_to_last_mb": rss[-1] - rss[min(10, sessions) - 1],
         "growth_10_to_20_mb": growth_mb(rss),
-        "heap_growth_10_to_20_mb": growth_mb(in_use) if not any(map(math.isnan, in_use)) else None,
+        "heap_growth_10_to_20_mb": growth_mb(in_use) if len(in_use) == len(heaps) else None,
         "errors": errors,
     }
 
@@ -940,8 +944,8 @@ def report(record: dict) -> str:
         "",
         f"Growth from session {min(10, memory['sessions'])} to {memory['sessions']}: {memory['growth_10_to_last_mb']:+.0f} MB"
         + (
-            " between the two; {:+.1f} ± {:.1f} MB (standard error) on the least-squares line through sessions 10 to 20"
-            " ({})".format(*memory["growth_10_to_20_mb"], verdict(not memory_grows(*memory["growth_10_to_20_mb"])))
+            " between the two; on the least-squares line through sessions 10 to 20 (± its standard error), "
+            + fitted_growth(memory["growth_10_to_20_mb"])
             if memory["growth_10_to_20_mb"] is not None
             else " (fewer than 20 sessions)"
         )
@@ -961,9 +965,7 @@ def heap_lines(memory: dict) -> list[str]:
         return ["", "(The server's heap was not read after every session: that needs Linux with glibc 2.33 or later.)"]
     rows = [[str(n), number(h["in_use_mb"]), number(h["free_mb"]), f"{h['python_blocks']:,}"] for n, h in heaps.items()]
     growth = memory["heap_growth_10_to_20_mb"]
-    line = "(fewer than 20 sessions)."
-    if growth is not None:
-        line = "{:+.1f} ± {:.1f} MB ({}).".format(*growth, verdict(not memory_grows(*growth)))
+    line = "(fewer than 20 sessions)." if growth is None else f"{fitted_growth(growth)}."
     return [
         "",
         *table(["after session", "malloc: in use MB", "malloc: free in its arenas MB", "Python blocks"], rows),
