@@ -3,7 +3,9 @@
 ``python -m benchmarks.heap_probe run streamlit_app.py [streamlit's options]`` serves the app as ``streamlit run``
 does; on SIGUSR1 the server writes what it holds to ``report_path(pid)``: the bytes glibc's malloc has handed out
 and not got back (``in_use_mb``, its arenas' and its own mappings'), the free bytes its arenas keep (``free_mb``),
-and the number of Python objects' blocks (``python_blocks``, from Python's own allocator, which malloc does not see).
+and what Python's own allocator, which malloc does not see, has handed out to small objects: its blocks
+(``python_blocks``) and their bytes (``python_mb``); ``kept_mb`` is what the two allocators have handed out
+together: what the process keeps, leaving out the free space between the blocks.
 
 Resident memory alone cannot tell a server that keeps more (a leak, a cache without a bound) from an allocator whose
 arenas, one per thread up to 8 a core, hold more free space between their blocks; these figures can.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -34,14 +37,33 @@ def report_path(pid: int) -> Path:
     return Path(tempfile.gettempdir()) / f"attn-explorer-heap-{pid}.json"
 
 
+def python_allocated_mb() -> float | None:
+    """The bytes in the blocks Python's small-object allocator has handed out, as ``sys._debugmallocstats`` prints
+    them (to the process's standard error, redirected to a file for the moment)."""
+    with tempfile.TemporaryFile() as stats:
+        sys.stderr.flush()
+        stderr = os.dup(2)
+        try:
+            os.dup2(stats.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(stderr, 2)
+            os.close(stderr)
+        stats.seek(0)
+        found = re.search(rb"# bytes in allocated blocks *= *([\d,]+)", stats.read())
+    return int(found[1].replace(b",", b"")) / MB if found else None
+
+
 def heap() -> dict:
-    """This process's heap now; without glibc (or before 2.33) only the Python blocks."""
-    figures = {"python_blocks": sys.getallocatedblocks()}
+    """This process's heap now; without glibc (or before 2.33) only Python's figures."""
+    figures = {"python_blocks": sys.getallocatedblocks(), "python_mb": python_allocated_mb()}
     mallinfo2 = getattr(ctypes.CDLL(None), "mallinfo2", None) if sys.platform == "linux" else None
     if mallinfo2 is not None:
         mallinfo2.restype = MallInfo2
         info = mallinfo2()
         figures |= {"in_use_mb": (info.uordblks + info.hblkhd) / MB, "free_mb": info.fordblks / MB}
+        if figures["python_mb"] is not None:
+            figures["kept_mb"] = figures["in_use_mb"] + figures["python_mb"]  # what both allocators have handed out
     return figures
 
 

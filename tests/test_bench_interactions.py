@@ -59,12 +59,14 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert memory["sessions"] == 1 and not memory["errors"] and 50 < memory["after"][1] <= memory["peak_mb"]
     (heap,) = memory["heap"]  # the server's own figures, read through benchmarks.heap_probe
     assert 10 < heap["in_use_mb"] < memory["after"][1] and heap["free_mb"] >= 0 and heap["python_blocks"] > 100_000
+    assert 10 < heap["python_mb"] < heap["kept_mb"] == pytest.approx(heap["in_use_mb"] + heap["python_mb"])
 
     text = bench.report(record)
     for action in rows:
         assert f"| Scaling | {action} | " in text
     assert f"| 1 | {bench.number(memory['after'][1])} |" in text
-    assert f"| 1 | {bench.number(heap['in_use_mb'])} | {bench.number(heap['free_mb'])} | {heap['python_blocks']:,} |" in text
+    kept_row = " | ".join(bench.number(heap[key]) for key in ("kept_mb", "in_use_mb", "free_mb"))
+    assert f"| 1 | {kept_row} | {heap['python_blocks']:,} | {bench.number(heap['python_mb'])} |" in text
     for where, floor in record["floor"].items():
         assert f"| one-chart page ({bench.FLOOR_APP}) {where} | — | {bench.number(floor['fresh_tab']['p50'] / 1000, 2)} |" in text
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text
@@ -98,11 +100,47 @@ def test_memory_growth_within_the_readings_noise_is_not_growth_and_a_leak_throug
     assert bench.memory_grows(*bench.growth_mb(leaking))
 
 
+def memory_record(rss: list[float], kept: list[float] | None) -> dict:
+    """The memory part of a benchmark record: resident memory after each session, and what the server kept (None:
+    its heap could not be read, as off glibc)."""
+    heaps = [{"python_blocks": 1_000_000, "python_mb": 60.0}] * len(rss)
+    if kept is not None:
+        heaps = [heap | {"kept_mb": mb, "in_use_mb": mb - 60, "free_mb": 20.0} for heap, mb in zip(heaps, kept, strict=True)]
+    return {
+        "sessions": len(rss),
+        "rss_mb": rss,
+        "heap": heaps,
+        "after": {1: rss[0], 10: rss[9], 20: rss[19]},
+        "max_mb": max(rss),
+        "peak_mb": max(rss) + 30,
+        "growth_10_to_last_mb": rss[19] - rss[9],
+        "growth_10_to_20_mb": bench.growth_mb(rss),
+        "kept_growth_10_to_20_mb": None if kept is None else bench.growth_mb(kept),
+        "errors": [],
+    }
+
+
+def test_no_growth_is_judged_on_what_the_server_keeps_and_on_resident_memory_only_without_the_probe():
+    """Resident memory that climbs while malloc's arenas fill their free space is not growth; memory the server keeps
+    is, even when resident memory hides it; without the heap probe the resident line decides."""
+    arenas_filling = [430.0 + min(session, 15) for session in range(20)]  # +5 MB on the line from 10 to 20
+    flat, creeping = [190.0] * 20, [190.0 + 0.5 * session for session in range(20)]
+    verdicts = {}
+    cases = [("arenas", arenas_filling, flat), ("leak", [450.0] * 20, creeping), ("no probe", arenas_filling, None)]
+    for name, rss, kept in cases:
+        text = "\n".join(bench.memory_lines(memory_record(rss, kept), 300.0))
+        assert "Below 600 MB after every session: ok" in text
+        verdicts[name] = text.count("**MISS**")
+    assert verdicts == {"arenas": 0, "leak": 1, "no probe": 1}
+    assert "+0.0 ± 0.0 MB (ok)" in "\n".join(bench.memory_lines(memory_record(arenas_filling, flat), 300.0))
+
+
 def test_the_heap_probe_counts_what_the_process_holds():
     """malloc's bytes in use follow a block that is held, then let go; Python's blocks follow its objects."""
     before = heap_probe.heap()
     held, objects = bytearray(64 * 2**20), [object() for _ in range(100_000)]
     holding = heap_probe.heap()
     assert holding["in_use_mb"] - before["in_use_mb"] > 63 and holding["python_blocks"] - before["python_blocks"] >= 100_000
+    assert holding["python_mb"] - before["python_mb"] > 1.5  # 100k objects of 16 bytes each at least
     del held, objects
     assert heap_probe.heap()["in_use_mb"] - before["in_use_mb"] < 1
