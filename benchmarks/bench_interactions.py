@@ -71,6 +71,7 @@ QUIET_MS = 200  # a redraw is over once no run has finished and no chart has cha
 WAIT_S = 60  # longest wait for one run (a sweep stops at its time budget)
 RENDER_VISITS = 5  # loads in a new tab (each kind) and sidebar navigations per view, at most (fewer with --repeats below 5)
 FLOOR_APP = "benchmarks/floor_app.py"  # a one-chart Streamlit page: the first render no app can beat here
+FLOOR_CONTROL = "Seed"  # the floor app's one control: new values in its chart
 FLOOR_PAGES = {"at the root (/)": "", "at its own address (/chart)": "/chart"}  # the floor app's page, where it is opened
 SWEEP_RUNS = 3  # presses of the measure button, at most
 RUN_SWEEP = MEASURE
@@ -425,9 +426,10 @@ def drivable(control: Control) -> bool:
     return control.visible and not control.disabled and control.label != RUN_SWEEP
 
 
-def measure_control(page, view: View, control: Control, repeats: int, section: str = "") -> Timing:
+def measure_control(page, label: str, control: Control, repeats: int, section: str = "") -> Timing:
+    """``control`` of the page (of the view or app ``label``) changed ``repeats`` times, each redraw timed."""
     name = f"{control.name} · on {section}" if section else control.name
-    timing = Timing(view.label, name, "sidebar" if control.sidebar else "main", control.kind)
+    timing = Timing(label, name, "sidebar" if control.sidebar else "main", control.kind)
     driver = Driver(page, control)
     for k in range(repeats):
         timing.add(lambda k=k: redraw_ms(page, lambda arm: driver.act(k, arm)))
@@ -571,8 +573,19 @@ def measure_controls(page, view: View, repeats: int, result: ViewResult, section
                 result.skipped.append(f"{control.kind} “{control.name}” ({'hidden' if not control.visible else 'disabled'})")
             continue
         progress(f"{view.label} · {control.name}" + (f" · on {section}" if section else ""))
-        result.controls.append(measure_control(page, view, control, repeats, section))
+        result.controls.append(measure_control(page, view.label, control, repeats, section))
         back_to_defaults(page, opened_at, controls)
+
+
+def floor_redraw(browser, base: str, repeats: int) -> Timing:
+    """The one-chart page's redraw after a change of its seed (new values in the same chart): the redraw no view can
+    beat on this machine, and a measure of how fast the machine is in this run."""
+    page, _ = open_tab(browser, base)
+    try:
+        (seed,) = [control for control in find_controls(page) if control.label == FLOOR_CONTROL]
+        return measure_control(page, FLOOR_APP, seed, repeats)
+    finally:
+        page.close()
 
 
 def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
@@ -800,6 +813,7 @@ def run(views: list[View], repeats: int, sessions: int) -> dict:
             for where, path in FLOOR_PAGES.items():
                 fresh, cached = first_renders(browser, floor.base + path, FLOOR_APP, min(repeats, RENDER_VISITS))
                 record["floor"][where] = {"fresh_tab": summary(fresh), "cached_tab": summary(cached)}
+            record["floor_redraw"] = summary(floor_redraw(browser, floor.base, repeats))
         record["memory"] = measure_memory(browser, views, sessions)
     return record
 
@@ -841,6 +855,21 @@ def redraw_verdict(row: dict) -> str:
         return f"{verdict(row['p50'] < 1000 * FIRST_RENDER_S)} (whole view: first render)"
     misses = [name for name, value, limit in (("p50", row["p50"], P50_MS), ("p95", row["p95"], P95_MS)) if value >= limit]
     return "ok" if not misses else "**MISS** " + ", ".join(misses)
+
+
+def redraw_cells(row: dict, verdict_text: str) -> list[str]:
+    """One row of the redraw table: what was changed where, its p50, p95 and min (ms), and ``verdict_text``."""
+    return [
+        row["view"],
+        row["action"],
+        row["where"],
+        row["kind"],
+        str(row["n"]),
+        number(row["p50"]),
+        number(row["p95"]),
+        number(row["min"]),
+        verdict_text,
+    ]
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -911,24 +940,22 @@ def report(record: dict) -> str:
             if row is None:
                 continue
             is_sweep = row["action"].startswith(f"“{RUN_SWEEP}”")
-            rows.append(
-                [
-                    row["view"],
-                    row["action"],
-                    row["where"],
-                    row["kind"],
-                    str(row["n"]),
-                    number(row["p50"]),
-                    number(row["p95"]),
-                    number(row["min"]),
-                    "(not a target)" if is_sweep else redraw_verdict(row),
-                ]
-            )
+            rows.append(redraw_cells(row, "(not a target)" if is_sweep else redraw_verdict(row)))
             notes += [f"{row['view']} · {row['action']}: {error}" for error in row["errors"]]
         for timing in (view["fresh_tab"], view["cached_tab"], view["from_home"]):
             notes += [f"{view['view']} · {timing['action']}: {error}" for error in (timing or {}).get("errors", [])]
         notes += [f"{view['view']}: skipped {what}" for what in view["skipped"]]
+    floor = record.get("floor_redraw")
+    if floor:
+        rows.append(redraw_cells(floor, "(not a target)"))
+        notes += [f"{floor['view']} · {floor['action']}: {error}" for error in floor["errors"]]
     lines += table(["view", "control", "where", "kind", "n", "p50 ms", "p95 ms", "min ms", "target"], rows)
+    if floor:
+        lines += [
+            "",
+            f"The one-chart page's {FLOOR_CONTROL} (new values in its one chart) is the floor: the redraw no view can "
+            "beat here, and how fast this machine was in this run.",
+        ]
     if notes:
         lines += ["", "Notes:", *[f"- {note}" for note in notes]]
     memory = record["memory"]

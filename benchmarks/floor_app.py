@@ -1,11 +1,12 @@
-"""The least a page with one chart costs in a multipage Streamlit app: a title, a paragraph and a 6 x 6 heatmap, no
-app code but the server's sockets set as the views set them (``attn_ui.tcp``: any app can), as the app's root page (/)
-and as a second page at its own address (/chart).
+"""The least a page with one chart costs in a multipage Streamlit app: a title, a paragraph, a 6 x 6 heatmap and the
+seed of its values, no app code but the server's sockets set as the views set them (``attn_ui.tcp``: any app can), as
+the app's root page (/) and as a second page at its own address (/chart).
 
-``bench_interactions`` times the first render of both in a new tab beside the views', on the same machine in the same
-run: what no change to the app can take away. A view's link is a page's own address, and there Streamlit's frontend
-first looks for the server under that path (/chart/_stcore/health), fails, and tries the root 100 ms later
-(streamlit/streamlit#7074).
+``bench_interactions`` times the first render of both in a new tab beside the views', and the redraw after a change
+of the seed (new values in the same chart, as most of the views' controls bring) beside the views' redraws, on the
+same machine in the same run: what no change to the app can take away, and how fast the machine was. A view's link is
+a page's own address, and there Streamlit's frontend first looks for the server under that path
+(/chart/_stcore/health), fails, and tries the root 100 ms later (streamlit/streamlit#7074).
 """
 
 import numpy as np
@@ -20,8 +21,9 @@ tcp.no_delay_on_tcp_sockets()
 def one_chart() -> None:
     st.title("One chart")
     st.markdown("A 6 × 6 heatmap.")
+    seed = st.number_input("Seed", 0, 1000, 0)
     rows, cols = np.indices((6, 6)).reshape(2, -1)  # (36,) each
-    cells = pd.DataFrame({"row": rows, "col": cols, "value": np.random.default_rng(0).random(36)})
+    cells = pd.DataFrame({"row": rows, "col": cols, "value": np.random.default_rng(seed).random(36)})
     st.vega_lite_chart(
         cells,
         {

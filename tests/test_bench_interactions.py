@@ -54,6 +54,9 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert list(record["floor"]) == list(bench.FLOOR_PAGES)
     for floor in record["floor"].values():
         assert floor["fresh_tab"]["n"] == 1 and floor["cached_tab"]["n"] == 1 and 0 < floor["cached_tab"]["p50"]
+    # and its redraw after a change of its seed: the floor of the redraws, and how fast the machine was
+    redraw = record["floor_redraw"]
+    assert redraw["action"] == bench.FLOOR_CONTROL and redraw["n"] == 1 and redraw["p50"] > 0 and not redraw["errors"]
     assert record["cold_start"]["drawn_s"] > record["cold_start"]["healthy_s"] > 0
     memory = record["memory"]
     assert memory["sessions"] == 1 and not memory["errors"] and 50 < memory["after"][1] <= memory["peak_mb"]
@@ -69,6 +72,7 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert f"| 1 | {kept_row} | {heap['python_blocks']:,} | {bench.number(heap['python_mb'])} |" in text
     for where, floor in record["floor"].items():
         assert f"| one-chart page ({bench.FLOOR_APP}) {where} | — | {bench.number(floor['fresh_tab']['p50'] / 1000, 2)} |" in text
+    assert f"| {bench.FLOOR_APP} | {bench.FLOOR_CONTROL} | main | number input | 1 | {bench.number(redraw['p50'])} |" in text
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text
 
 
