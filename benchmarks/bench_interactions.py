@@ -11,6 +11,8 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
   (those of the main area) on their section, and every control again on the section, other than the first, whose
   tab took the longest to open (its charts take the longest to draw; the first section had every control already);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
+- the floor (``benchmarks/floor_app.py``, a one-chart page): its first render, at the root and at its own address,
+  and its redraw after a change of its seed; each view's first render above the floor's (what the view itself adds);
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
   sections" tab, and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
   child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM); and what its heap
@@ -950,8 +952,8 @@ def report(record: dict) -> str:
             *table(["view", "fresh tab − floor (s)", "scripts cached − floor (s)"], rows),
             "",
             f"Above the floor: each view's first render less the one-chart page's {FLOOR_AS_VIEWS}, as a view's link "
-            "opens it, taken the same way in the same run (p50 against p50): the view's own share, which a slower "
-            "machine or browser moves less than the first render itself.",
+            "opens it, taken the same way in the same run (p50 against p50): what the view adds to what any Streamlit "
+            "page costs on this machine.",
             "",
         ]
     lines += [
