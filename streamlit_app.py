@@ -20,8 +20,8 @@ for view in page.VIEWS:
     st.caption(view.summary)
 
 st.markdown(
-    "Each view is a sequence of numbered sections, shown as tabs; the last tab, **All sections**, shows them all "
-    "on one page."
+    "Each view is a sequence of numbered sections: a row of buttons under its introduction picks one, and the last, "
+    "**All sections**, shows them all on one page."
 )
 
 st.subheader("Presenting")

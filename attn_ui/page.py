@@ -96,13 +96,12 @@ PRESENTER = (
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
 )
 KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
-SECTION_TAB = "_section_tab"  # session-state key of the sections' tabs (PRESENTER_STYLE hides them by its class)
+SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
 PRESENTER_STYLE = THEME_CSS + """<style>
 html { font-size: 21px; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
-.st-key-_section_tab [role="tablist"] { display: none; }
-.st-key-_section_tab [role="tabpanel"] { padding-top: 0; }
+.st-key-_section { display: none; }
 .st-key-clicker_keys { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
 </style>"""
 
@@ -156,10 +155,10 @@ def publish(params: tuple[Param, ...]) -> None:
 
 @dataclass(frozen=True)
 class Section:
-    """One section of a view: its title (its header reads "3 · title"), and the word or two of its tab, so that a
-    view's tabs all show in a 1024-px window."""
+    """One section of a view: its title (its header reads "3 · title"), and the word or two of its button in the
+    sections' picker, so that a view's buttons fit in two rows of a 1024-px window."""
 
-    tab: str
+    label: str
     title: str
 
 
@@ -167,8 +166,8 @@ class Slides:
     """A view's title, introduction and numbered sections, one on screen at a time.
 
     The open section is in the URL ("slide"). Only it is computed and drawn: a control change redraws one section's
-    charts, not the whole view's. The sections are tabs, the last of which, "All sections", shows every section one
-    under the other. In presenter mode the tabs are hidden behind a bar with Previous and Next (→ and ← on a
+    charts, not the whole view's. A row of buttons picks the section; the last, "All sections", shows every section
+    one under the other. In presenter mode that row is hidden behind a bar with Previous and Next (→ and ← on a
     keyboard, PageDown and PageUp from a presentation clicker), the step counter and the view's controls in a
     popover (the sidebar is closed); the introduction shows on the first slide only. Both modes put the open
     section in the same place in the page, so that switching mode leaves its charts as they are drawn.
@@ -182,14 +181,14 @@ class Slides:
         slide = st.session_state.get("slide")
         url_state.keep_in("slide", numbers, min(slide, last) if type(slide) is int and slide > 0 else 1)
         self.current = st.session_state["slide"]
-        self._tabs_drawn = False
+        self._picker_drawn = False
         st.title(title)
         with st.container():  # in both modes, so that the sections keep their place in the page
             if not presenting() or self.current == 1:
                 st.markdown(intro)
             self.controls = self._navigation() if presenting() else st.sidebar
         # What the view draws above its sections (a note on its input, a warning about its controls) goes into one
-        # container, entered for the rest of the run until the tabs are drawn, so that the tabs keep their place
+        # container, entered for the rest of the run until the picker is drawn, so that the picker keeps its place
         # in the page whether it holds anything or not: a note that comes or goes no longer redraws the section.
         self._above = st.container()
         self._above.__enter__()
@@ -198,28 +197,33 @@ class Slides:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
         the section more precisely than its slide title, e.g. "Head 3: its queries, keys and values").
 
-        The first call draws the tabs, after whatever the view drew above its sections (a warning about its
-        controls), and what follows goes into the open tab."""
-        if not self._tabs_drawn:
-            self._tabs_drawn = True
+        The first call draws the sections' picker, after whatever the view drew above its sections (a warning about
+        its controls); the open section follows it."""
+        if not self._picker_drawn:
+            self._picker_drawn = True
             self._above.__exit__(None, None, None)
-            self._open_tab()
+            self._section_picker()
         if self.current not in (number, ALL_SECTIONS):
             return False
         st.header(f"{number} · {title or self.sections[number - 1].title}")
         return True
 
-    def _open_tab(self) -> None:
-        """The sections' tabs; the rest of the run draws into the open one. Only it is drawn (a tab's ``on_change``
-        makes the tabs lazy): choosing another tab reruns the view with that section open."""
-        labels = [section.tab for section in self.sections] + ["All sections"]
+    def _section_picker(self) -> None:
+        """The sections' picker: a row of buttons, one a section and "All sections" (one widget, where ten tabs were
+        eleven elements, redrawn on every run: a tenth of a Multi-head redraw); the rest of the run draws under it.
+        Only the open section is drawn: choosing another reruns the view with that section open."""
+        labels = [section.label for section in self.sections] + ["All sections"]
         numbers = [*range(1, len(self.sections) + 1), ALL_SECTIONS]
-        opened = numbers.index(self.current)
-        st.session_state[SECTION_TAB] = labels[opened]
-        tabs = st.tabs(labels, key=SECTION_TAB, on_change=_open_section, args=(dict(zip(labels, numbers, strict=True)),))
-        # Entered for the rest of the run, not in a with block, so that the views' sections need no indentation:
-        # Streamlit starts every run (on its own thread) with a fresh stack of containers.
-        tabs[opened].__enter__()
+        st.session_state[SECTION_PICKER] = labels[numbers.index(self.current)]
+        st.segmented_control(
+            "Section",
+            labels,
+            required=True,
+            key=SECTION_PICKER,
+            on_change=_open_section,
+            args=(dict(zip(labels, numbers, strict=True)),),
+            label_visibility="collapsed",
+        )
 
     def _navigation(self) -> DeltaGenerator:
         """The presenter's bar; returns the controls' popover."""
@@ -253,7 +257,7 @@ class Slides:
 
 
 def _open_section(labels: dict[str, int]) -> None:
-    st.session_state["slide"] = labels.get(st.session_state.get(SECTION_TAB), 1)
+    st.session_state["slide"] = labels.get(st.session_state.get(SECTION_PICKER), 1)
 
 
 def _move_slide(delta: int, last: int) -> None:

@@ -7,14 +7,14 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
 - per view and control (every widget of the sidebar and the main area at default settings, found in the page):
   the redraw time of each of N changes that alternate between two values, from the input event (pointer down or
   key down) to the app's ``script_finished`` message with the page fully drawn (p50, p95, min, n);
-- per view, its section tabs: the redraw time of opening each (N rounds through them), each section's own controls
-  (those of the main area) on their section, and every control again on the section, other than the first, whose
-  tab took the longest to open (its charts take the longest to draw; the first section had every control already);
+- per view, its sections: the redraw time of opening each (N rounds through them), each section's own controls
+  (those of the main area) on their section, and every control again on the section, other than the first, that
+  took the longest to open (its charts take the longest to draw; the first section had every control already);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
 - the floor (``benchmarks/floor_app.py``, a one-chart page): its first render, at the root and at its own address,
   and its redraw after a change of its seed; each view's first render above the floor's (what the view itself adds);
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
-  sections" tab, and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
+  sections", and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
   child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM); and what its heap
   holds (``benchmarks.heap_probe``, which serves the app): malloc's bytes in use and free, Python's blocks.
 
@@ -52,7 +52,7 @@ if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interacti
     sys.path.insert(0, str(ROOT))
 
 from attn_ui.measure import MEASURE  # noqa: E402
-from attn_ui.page import VIEWS, View  # noqa: E402
+from attn_ui.page import SECTION_PICKER, VIEWS, View  # noqa: E402
 from benchmarks import heap_probe  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     SENTENCE,
@@ -66,7 +66,8 @@ from tests.browser_support import (  # noqa: E402
 VIEWPORT = (1440, 900)
 P50_MS, P95_MS = 300, 600
 FIRST_RENDER_S, COLD_START_S = 1.5, 5.0
-WHOLE_VIEW = "whole view"  # the kind of the "All sections" tab: it draws every section, as a view's first render does
+SECTION = "section"  # the kind of a section's button in the sections' picker
+WHOLE_VIEW = "whole view"  # the kind of the "All sections" button: it draws every section, as a view's first render does
 RSS_MB = 600
 GROWTH_MB = 1  # MB from session 10 to 20, on the line through them, that counts as growth (see memory_grows)
 QUIET_MS = 200  # a redraw is over once no run has finished and no chart has changed for this long
@@ -542,24 +543,23 @@ class ViewResult:
     sweep_done: Timing | None = None
 
 
-def section_tabs(page) -> list[str]:
-    """The labels of the view's section tabs (the first section's, ..., "All sections"), in order: the main area's
-    first row of tabs (Masking has tabs of its own in a section)."""
-    tabs = page.locator("[data-testid='stMain'] [role='tablist']").first.get_by_role("tab")
-    return [label.strip() for label in tabs.all_inner_texts()]
+def sections_picker(page):
+    """The view's sections' picker: a button a section (the first section's, ..., "All sections"), in order."""
+    return page.locator(f"[data-testid='stMain'] .st-key-{SECTION_PICKER}")
 
 
 def measure_sections(page, view: View, repeats: int) -> tuple[list[Timing], dict[int, float]]:
-    """Open each section's tab in turn, from the first: the second, the third ..., "All sections", the first again,
-    ``repeats`` rounds. Returns a timing per tab, and each section's p50 (ms) by its number."""
-    labels = section_tabs(page)
+    """Open each section in turn (its button in the sections' picker), from the first: the second, the third ...,
+    "All sections", the first again, ``repeats`` rounds. Returns a timing per section, and each section's p50 (ms)
+    by its number."""
+    labels = [label.strip() for label in sections_picker(page).get_by_role("radio").all_inner_texts()]
     order = labels[1:] + labels[:1]
-    kinds = {label: WHOLE_VIEW if label == labels[-1] else "tab" for label in labels}
-    timings = {label: Timing(view.label, f"tab “{label}”", "main", kinds[label]) for label in order}
+    kinds = {label: WHOLE_VIEW if label == labels[-1] else SECTION for label in labels}
+    timings = {label: Timing(view.label, f"section “{label}”", "main", kinds[label]) for label in order}
     for _ in range(repeats):
         for label in order:
-            tab = page.get_by_role("tab", name=label, exact=True)
-            timings[label].add(lambda tab=tab: redraw_ms(page, lambda arm: click(arm, tab)))
+            button = sections_picker(page).get_by_role("radio", name=label, exact=True)
+            timings[label].add(lambda button=button: redraw_ms(page, lambda arm: click(arm, button)))
     p50 = {number: timings[label].summary()["p50"] or 0.0 for number, label in enumerate(labels[:-1], 1)}
     return list(timings.values()), p50
 
@@ -600,9 +600,9 @@ def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
     page, _ = open_view(browser, base, view)
     opened_at = page.url
     measure_controls(page, view, repeats, result)
-    progress(f"{view.label} · section tabs")
-    tabs, opening_ms = measure_sections(page, view, repeats)
-    result.controls += tabs
+    progress(f"{view.label} · sections")
+    sections, opening_ms = measure_sections(page, view, repeats)
+    result.controls += sections
     # every control again on the slowest section to open but the first, where they were all measured already
     slowest = max(opening_ms.keys() - {1}, key=opening_ms.get, default=1)
     for section in sorted(opening_ms.keys() - {1}):  # each section's own controls; all of them on the slowest
@@ -655,7 +655,7 @@ def session_sentence(text: str, session: int) -> str:
 
 def one_session(browser, base: str, views: list[View], session: int, changes: int = 2) -> None:
     """A new browser context that opens every view, types its own sentence and changes ``changes`` other controls.
-    Each view is opened on its "All sections" tab, so that every section runs and fills its caches."""
+    Each view is opened on "All sections", so that every section runs and fills its caches."""
     page = visit(browser, view_url(base, views[0], slide="all"), VIEWPORT, "light", init_script=INSTRUMENT)
     page.set_default_timeout(30_000)
     where = views[0].label
@@ -851,7 +851,7 @@ def verdict(passed: bool | None) -> str:
 
 
 def redraw_verdict(row: dict) -> str:
-    """Against the redraw targets; the "All sections" tab, which draws every section of the view, as a first render."""
+    """Against the redraw targets; "All sections", which draws every section of the view, as a first render."""
     if row["p50"] is None:
         return verdict(None)
     if row["kind"] == WHOLE_VIEW:

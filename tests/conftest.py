@@ -26,7 +26,7 @@ def fresh_caches():
 def open_view(page: str | None = None, **query: str) -> AppTest:
     """Run the app as a browser would: from streamlit_app.py, optionally opening ``page``
     (e.g. "pages/1_Pipeline.py") with URL query parameters, as a shared link does. A view opens on its "All
-    sections" tab (``slide=all``), so that a test sees every section, unless ``query`` names a slide."""
+    sections" (``slide=all``), so that a test sees every section, unless ``query`` names a slide."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for key, value in ({"slide": "all"} | query if page is not None else query).items():
         at.query_params[key] = value

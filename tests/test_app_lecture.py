@@ -196,16 +196,31 @@ def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
     assert [h.value for h in at.header] == ["6 · Correctness"]
 
 
-def test_without_presenter_mode_a_link_opens_its_section_tab_or_all_of_them():
+def test_without_presenter_mode_a_link_opens_its_section_or_all_of_them():
     at = open_view(PIPELINE, slide="3")
     assert [h.value for h in at.header] == ["3 · Scores, scaling and softmax"]
-    assert [tab.label for tab in at.tabs] == ["Embeddings", "Q, K, V", "Scores", "Context", "One query", "Check", "All sections"]
-    assert len(at.tabs[2].children) > 0 and all(not tab.children for i, tab in enumerate(at.tabs) if i != 2)
+    (picker,) = at.button_group
+    assert picker.options == ["Embeddings", "Q, K, V", "Scores", "Context", "One query", "Check", "All sections"]
+    assert picker.value == "Scores"
     at = open_view(PIPELINE, slide="all")
     assert [h.value.split(" · ")[0] for h in at.header] == ["1", "2", "3", "4", "5", "6"]
-    assert at.tabs[-1].label == "All sections" and at.query_params["slide"] == "all"
+    assert at.button_group[0].value == "All sections" and at.query_params["slide"] == "all"
     at = open_view(PIPELINE, slide="1")
     assert [h.value for h in at.header] == ["1 · Embeddings and projections"] and "slide" not in at.query_params
+
+
+def test_the_sections_picker_opens_the_section_chosen_and_keeps_it_in_the_link():
+    at = open_view(MULTI_HEAD)
+    for choice, headers, slide in (
+        ("Scores", ["5 · Head 0: scores, weights and context"], "5"),
+        ("All sections", [str(number) for number in range(1, 10)], "all"),
+        ("Split", ["1 · Splitting the width into heads"], None),
+    ):
+        at.button_group[0].set_value(choice).run()
+        assert_clean(at)
+        shown = [h.value if len(headers) == 1 else h.value.split(" · ")[0] for h in at.header]
+        assert shown == headers and at.query_params.get("slide") == slide
+        assert at.button_group[0].value == choice
 
 
 def test_custom_mask_grid_link_reproduces_the_grid():

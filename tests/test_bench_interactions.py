@@ -29,8 +29,8 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     first = open_view(SCALING.path, slide="1")  # the view as it opens, to compare with what the page offered
     expected = widget_labels(first)
     assert {"Sentence", "Seed"} <= expected
-    tabs = {f"tab “{tab.label}”" for tab in first.tabs}  # the view's only tabs: its sections
-    assert len(tabs) == 5  # four sections and "All sections"
+    sections = {f"section “{label}”" for label in first.button_group[0].options}  # the sections' picker
+    assert len(sections) == 5  # four sections and "All sections"
 
     record = bench.run([SCALING], repeats=1, sessions=1)
 
@@ -41,11 +41,11 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     # sidebar's are measured again), and on every other section its own, those of the main area.
     (slowest,) = {action.rsplit(" ", 1)[1] for action in rows if action.startswith("Seed · on section ")}
     again = set()
-    for section in range(2, len(tabs)):
+    for section in range(2, len(sections)):
         at = open_view(SCALING.path, slide=str(section))
         again |= {f"{label} · on section {section}" for label in widget_labels(at if str(section) == slowest else at.main)}
-    assert slowest != "1" and set(rows) == expected | tabs | again
-    assert {action for action, row in rows.items() if row["kind"] == bench.WHOLE_VIEW} == {"tab “All sections”"}
+    assert slowest != "1" and set(rows) == expected | sections | again
+    assert {action for action, row in rows.items() if row["kind"] == bench.WHOLE_VIEW} == {"section “All sections”"}
     for row in rows.values():
         assert row["n"] == 1 and isinstance(row["p50"], float) and row["p50"] > 0 and not row["errors"], row
     assert view["fresh_tab"]["n"] == 1 and view["cached_tab"]["n"] == 1 and view["from_home"]["n"] == 1
@@ -80,12 +80,12 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
     assert record["machine"]["cores"] and record["machine"]["cpu"] in text
 
 
-def test_the_all_sections_tab_is_held_to_the_first_render_target():
+def test_all_sections_is_held_to_the_first_render_target():
     """"All sections" draws every section of the view at once, as opening the view does: its target is a first
-    render's, while any other tab or control is held to the redraw targets."""
+    render's, while any other section or control is held to the redraw targets."""
     row = {"p50": 700.0, "p95": 900.0}
     assert bench.redraw_verdict(row | {"kind": bench.WHOLE_VIEW}) == "ok (whole view: first render)"
-    assert bench.redraw_verdict(row | {"kind": "tab"}) == "**MISS** p50, p95"
+    assert bench.redraw_verdict(row | {"kind": bench.SECTION}) == "**MISS** p50, p95"
     assert bench.redraw_verdict({"p50": 1600.0, "p95": 1700.0, "kind": bench.WHOLE_VIEW}).startswith("**MISS**")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from attn_core.examples import DEFAULT_SENTENCE
-from attn_ui.page import VIEWS
+from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     EXCEPTION,
     IDLE,
@@ -155,13 +155,13 @@ def test_leaving_presenter_mode_brings_the_sidebar_back(server, browser):
 def test_presenter_mode_keeps_the_open_sections_charts(server, browser):
     """Switching presenter mode on or off changes the page around the open section, not the section: its charts stay
     the very same elements rather than being drawn anew (the 72-head grid took a third of a second), and in
-    presenter mode the slide bar stands in for the section tabs, which are hidden."""
+    presenter mode the slide bar stands in for the sections' picker, which is hidden."""
     page = visit(browser, f"{server}/Multi_head?slide=3", viewport=(1280, 720))
     settle_layout(page)
     drawings = page.locator("[data-testid='stVegaLiteChart'] > svg")
     assert drawings.count() == 3  # one head's slices of W_Q, W_K, W_V
     drawings.evaluate_all("(all) => all.forEach((drawing) => { drawing.dataset.drawn = 'before'; })")
-    tabs = page.locator("[data-testid='stMain'] [role='tablist']").first
+    picker = page.locator(f"[data-testid='stMain'] .st-key-{SECTION_PICKER}")
     toggle = page.locator("label").filter(has_text="Presenter mode")
     for presenting in (True, False):
         if not presenting:
@@ -169,7 +169,7 @@ def test_presenter_mode_keeps_the_open_sections_charts(server, browser):
         with rerun(page):
             toggle.click()
         settle_layout(page)
-        assert tabs.is_visible() is not presenting and ("present=on" in page.url) is presenting
+        assert picker.is_visible() is not presenting and ("present=on" in page.url) is presenting
         assert page.locator("[data-drawn='before']").count() == 3 and not exception_texts(page)
 
 
@@ -197,7 +197,7 @@ def test_clicking_a_heads_thumbnail_opens_it_in_the_head_view(server, browser):
     with rerun(page):
         thumbnails.nth(3 * 12 + 1).click()  # layer 3, head 1: row-major
     settle_layout(page)
-    assert page.locator("[role='tab'][aria-selected='true']").inner_text() == "One head"
+    assert page.locator(f".st-key-{SECTION_PICKER} [role='radio'][aria-checked='true']").inner_text() == "One head"
     for label, value in (("Layer", "3"), ("Head", "1")):
         assert page.locator("[data-testid='stSelectbox']").filter(has_text=label).locator("input").input_value() == value
     assert page.get_by_text("Layer 3, head 1", exact=True).is_visible() and "layer=3&head=1" in page.url
@@ -212,7 +212,7 @@ def test_a_sections_controls_keep_their_values_after_other_sections(server, brow
     head = page.locator("[data-testid='stSelectbox']").filter(has_text="Head").locator("input")
     hide = page.locator("label").filter(has_text="Hide [CLS] and [SEP]")
     assert head.input_value() == "2"
-    for action in (page.get_by_role("tab", name="All heads", exact=True), hide, page.get_by_role("tab", name="One head")):
+    for action in (page.get_by_role("radio", name="All heads", exact=True), hide, page.get_by_role("radio", name="One head")):
         with rerun(page):
             action.click()
     settle_layout(page)
@@ -298,9 +298,9 @@ def test_hovering_a_cell_or_its_number_names_its_query_key_and_value(server, bro
         page.mouse.move(0, 0)
 
 
-def test_a_view_draws_only_its_open_section_and_its_tabs_open_the_others(server, browser):
-    """Outside presenter mode the sections are tabs: only the open one is computed and drawn, a tab opens another
-    (and puts it in the URL), and "All sections" shows them all, one under the other."""
+def test_a_view_draws_only_its_open_section_and_its_buttons_open_the_others(server, browser):
+    """Outside presenter mode a row of buttons picks the section: only the open one is computed and drawn, a button
+    opens another (and puts it in the URL), and "All sections" shows them all, one under the other."""
     page = visit(browser, f"{server}/Multi_head")
     charts = page.locator("[data-testid='stVegaLiteChart']")
 
@@ -309,11 +309,11 @@ def test_a_view_draws_only_its_open_section_and_its_tabs_open_the_others(server,
 
     assert sections() == ["1"] and charts.count() == 0  # the first section is a table of shapes
     with rerun(page):
-        page.get_by_role("tab", name="Q, K, V", exact=True).click()  # section 4, "Head 0: its queries, keys and values"
+        page.get_by_role("radio", name="Q, K, V", exact=True).click()  # section 4, "Head 0: its queries, keys and values"
     settle_layout(page)  # charts are added a moment after the run has finished
     assert sections() == ["4"] and "slide=4" in page.url
     assert charts.count() == 3  # Q, K, V of one head
     with rerun(page):
-        page.get_by_role("tab", name="All sections").click()
+        page.get_by_role("radio", name="All sections").click()
     assert sections() == [str(section) for section in range(1, 10)] and "slide=all" in page.url
     assert page.locator(EXCEPTION).count() == 0

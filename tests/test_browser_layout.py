@@ -118,6 +118,7 @@ MEASURE = r"""() => {
     exceptions: [...document.querySelectorAll("[data-testid='stException']")].map(e => e.innerText.split("\n")[0]),
     main: box(document.querySelector("[data-testid='stMainBlockContainer']")),
     scrollers: [scroller("document.scrollingElement", document.scrollingElement), scroller("stMain", main), ...tabBars],
+    sectionButtons: [...main.querySelectorAll(".st-key-_section [role='radio']")].map(b => ({ name: b.innerText, box: box(b) })),
     background: getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor,
     sidebar: sidebar ? { expanded: sidebar.getAttribute("aria-expanded"), box: box(sidebar) } : null,
     charts: [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map(chart),
@@ -234,6 +235,22 @@ def test_charts_stay_in_the_main_column(measure, view, viewport):
         f"{chart['name']} [{describe(chart['box'])}] leaves the main column [{describe(main)}]"
         for chart in shown(taken["charts"])
         if chart["box"]["left"] < main["left"] - SLACK_PX or chart["box"]["right"] > main["right"] + SLACK_PX
+    ]
+    assert not problems, f"{where(view, viewport)}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(("view", "viewport"), LAYOUT_CASES)
+def test_every_section_button_shows_whole_in_the_main_column(measure, view, viewport):
+    """The sections' picker wraps into rows where the column is narrow: no button is cut off or hidden."""
+    taken = measure(view, viewport)
+    main, buttons = taken["main"], taken["sectionButtons"]
+    assert [button["name"] for button in buttons][-1:] == ["All sections"], f"{where(view, viewport)}: {buttons}"
+    problems = [
+        f"section button “{button['name']}” [{describe(button['box'])}] leaves the main column [{describe(main)}]"
+        for button in buttons
+        if button["box"]["width"] == 0
+        or button["box"]["left"] < main["left"] - SLACK_PX
+        or button["box"]["right"] > main["right"] + SLACK_PX
     ]
     assert not problems, f"{where(view, viewport)}:\n" + "\n".join(problems)
 

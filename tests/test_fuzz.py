@@ -3,8 +3,8 @@
 Walks: seeded random sequences of steps from a view's first visit. A step sets any control on the page to any value it
 allows (select options, slider ends and points, number inputs at and past their bounds, toggles, radios, buttons, mask
 grid cells), types a text of a hostile corpus, sends a select box's stale label the way a browser does (alone or with
-another change in the same rerun), switches presenter mode, steps through slides, opens a section's tab, or follows a
-link to another view. A walk starts on its view's "All sections" tab (``tests.conftest.open_view``).
+another change in the same rerun), switches presenter mode, steps through slides, opens a section with its button, or follows a
+link to another view. A walk starts on its view's "All sections" (``tests.conftest.open_view``).
 After every step the page must hold no exception, no error in the log, no NaN or inf where a number is shown, and the
 user's text must reach Markdown escaped (``attn_ui.inputs.escape_markdown``: a backslash before each special character).
 
@@ -36,7 +36,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import tokenize
 from attn_ui.inputs import MARKDOWN_SPECIALS, escape_markdown
-from attn_ui.page import PRESENTER, VIEWS
+from attn_ui.page import PRESENTER, SECTION_PICKER, VIEWS
 from attn_ui.url_state import Param
 from tests.conftest import APP, ROOT, TIMEOUT, assert_clean, open_view
 
@@ -192,8 +192,9 @@ def prepare(at, step: list, overrides: Overrides) -> None:
     elif action == "cell":
         editor = grid_editor(at)
         overrides.states[editor.proto.id] = grid_state(editor, overrides.edits, *step[1:])
-    elif action == "section":  # what choosing a tab does (AppTest cannot click one)
-        at.session_state["slide"] = step[1]
+    elif action == "section":  # a button of the sections' picker; past the last, "All sections"
+        picker = at.button_group(key=SECTION_PICKER)
+        picker.set_value(picker.options[min(step[1], len(picker.options) - 1)])
     elif action == "page":
         at.query_params.clear()  # following a sidebar link: the new view's own address
         at.switch_page(step[1])
@@ -246,7 +247,7 @@ def choose(at, rng: random.Random, state: dict) -> list:
     if roll < 0.19 and "present" in controls:
         return ["set", "present", not controls["present"][1].value]
     if roll < 0.23 and "present" in controls and not controls["present"][1].value:
-        return ["section", rng.randint(0, 8)]  # a section's tab (0: "All sections"); past the last one is clamped
+        return ["section", rng.randint(0, 9)]  # a button of the sections' picker, by its place
     boxes = [key for key, (kind, _) in controls.items() if kind == "selectbox"]
     if roll < 0.29 and boxes:
         key = rng.choice(boxes)
