@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from attn_ui.page import VIEWS
+from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     IDLE,
     SENTENCE,
@@ -47,7 +47,7 @@ STEP = re.compile(r"Step (\d+) of (\d+)")
 KEY_WAIT_S = 60  # a slide change is one rerun; an unbound key never causes one
 
 # Everything the layout checks read, in one pass over the page.
-MEASURE = r"""() => {
+MEASURE = r"""(sectionPicker) => {
   const box = element => {
     const r = element.getBoundingClientRect();
     return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height };
@@ -118,7 +118,7 @@ MEASURE = r"""() => {
     exceptions: [...document.querySelectorAll("[data-testid='stException']")].map(e => e.innerText.split("\n")[0]),
     main: box(document.querySelector("[data-testid='stMainBlockContainer']")),
     scrollers: [scroller("document.scrollingElement", document.scrollingElement), scroller("stMain", main), ...tabBars],
-    sectionButtons: [...main.querySelectorAll(".st-key-_section [role='radio']")].map(b => ({ name: b.innerText, box: box(b) })),
+    sectionButtons: [...main.querySelectorAll(`${sectionPicker} [role='radio']`)].map(b => ({ name: b.innerText, box: box(b) })),
     background: getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor,
     sidebar: sidebar ? { expanded: sidebar.getAttribute("aria-expanded"), box: box(sidebar) } : null,
     charts: [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map(chart),
@@ -169,7 +169,7 @@ class Measurements:
             for width, height in sizes:
                 page.set_viewport_size({"width": width, "height": height})
                 settle_layout(page)
-                taken[width, height] = page.evaluate(MEASURE)
+                taken[width, height] = page.evaluate(MEASURE, f".st-key-{SECTION_PICKER}")
             return taken
         finally:
             page.close()
