@@ -11,8 +11,9 @@ Drives headless Chromium (playwright, as the browser tests do) against a fresh s
   (those of the main area) on their section, and every control again on the section, other than the first, that
   took the longest to open (its charts take the longest to draw; the first section had every control already);
 - the Cost view's "Measure on this server": the time until its progress bar appears, and until the sweep's run ends;
-- the floor (``benchmarks/floor_app.py``, a one-chart page): its first render, at the root and at its own address,
-  and its redraw after a change of its seed; each view's first render above the floor's (what the view itself adds);
+- the floor (``benchmarks/floor_app.py``, a one-chart page, its server up for the whole run): its first render, at
+  the root and at its own address, and its redraw after a change of its seed; each view's first render above the
+  floor's at its own address, their loads interleaved (what the view itself adds, on the host as it was then);
 - memory: a second fresh server, N sessions in turn (each a new browser context visiting every view, on its "All
   sections", and changing a few controls, with a sentence of its own), its resident memory (VmRSS, with any
   child processes) after sessions 1, 10 and N, the largest seen and the kernel's peak (VmHWM); and what its heap
@@ -479,20 +480,26 @@ class CachedTabs:
         return self.context.new_page()
 
 
-def first_renders(browser, url: str, label: str, visits: int) -> tuple[Timing, Timing]:
-    """The first render of ``url`` in a new tab, ``visits`` times each, interleaved: in a fresh browser context, with
-    nothing cached, and in a browser that has loaded the page once (its scripts cached)."""
-    fresh = Timing(label, "first render, fresh tab", kind="page load")
-    cached = Timing(label, "first render, new tab, scripts cached", kind="page load")
-    tabs = CachedTabs(browser)
+def first_renders(browser, pages: dict[str, str], visits: int) -> dict[str, tuple[Timing, Timing]]:
+    """The first render of each of ``pages`` (label: URL) in a new tab, ``visits`` times each, the pages and the two
+    ways interleaved, so that a host that slows down slows them all: in a fresh browser context, with nothing cached,
+    and in a browser that has loaded the page once (its scripts cached)."""
+    timings, tabs = {}, {}
     try:
-        open_tab(tabs, url)[0].close()  # the browser's first visit: its scripts are cached from now on
-        for _ in range(visits):
-            for timing, opener in ((fresh, browser), (cached, tabs)):
-                timing.add(lambda opener=opener: 1000 * load(opener, url))
+        for label, url in pages.items():
+            fresh = Timing(label, "first render, fresh tab", kind="page load")
+            timings[label] = fresh, Timing(label, "first render, new tab, scripts cached", kind="page load")
+            tabs[label] = CachedTabs(browser)
+            open_tab(tabs[label], url)[0].close()  # the browser's first visit: its scripts are cached from now on
+        for visit_number in range(visits):
+            order = list(pages) if visit_number % 2 == 0 else list(pages)[::-1]
+            for label in order:
+                for timing, opener in zip(timings[label], (browser, tabs[label]), strict=True):
+                    timing.add(lambda opener=opener, url=pages[label]: 1000 * load(opener, url))
     finally:
-        tabs.context.close()
-    return fresh, cached
+        for cached in tabs.values():
+            cached.context.close()
+    return timings
 
 
 def load(opener, url: str) -> float:
@@ -536,6 +543,8 @@ class ViewResult:
     first_visit_s: float | None = None
     fresh_tab: Timing | None = None  # seconds * 1000 in samples_ms
     cached_tab: Timing | None = None  # seconds * 1000 in samples_ms
+    floor_fresh_tab: Timing | None = None  # the floor page's, its loads interleaved with the view's
+    floor_cached_tab: Timing | None = None
     from_home: Timing | None = None
     controls: list[Timing] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -591,12 +600,15 @@ def floor_redraw(browser, base: str, repeats: int) -> Timing:
         page.close()
 
 
-def measure_view(browser, base: str, view: View, repeats: int) -> ViewResult:
+def measure_view(browser, base: str, view: View, repeats: int, floor_base: str) -> ViewResult:
+    """Every measurement of one view; its first renders beside the floor page's (``floor_base``: its server), opened
+    at its own address, as a view's link opens a view."""
     result = ViewResult(view.label)
     page, result.first_visit_s = open_view(browser, base, view)
     page.close()
-    visits = min(repeats, RENDER_VISITS)
-    result.fresh_tab, result.cached_tab = first_renders(browser, view_url(base, view), view.label, visits)
+    pages = {view.label: view_url(base, view), FLOOR_APP: floor_base + FLOOR_PAGES[FLOOR_AS_VIEWS]}
+    renders = first_renders(browser, pages, min(repeats, RENDER_VISITS))
+    (result.fresh_tab, result.cached_tab), (result.floor_fresh_tab, result.floor_cached_tab) = renders.values()
     page, _ = open_view(browser, base, view)
     opened_at = page.url
     measure_controls(page, view, repeats, result)
@@ -797,7 +809,7 @@ def run(views: list[View], repeats: int, sessions: int) -> dict:
         "color_scheme": "light",
         "quiet_ms": QUIET_MS,
     }
-    with chromium() as browser:
+    with chromium() as browser, app_server(script=FLOOR_APP) as floor:
         record = {"machine": machine(browser), "settings": settings, "views": []}
         with launched_server() as (server, launched):
             progress("cold start")
@@ -805,18 +817,18 @@ def run(views: list[View], repeats: int, sessions: int) -> dict:
             for view in views:
                 progress(f"{view.label}: first render, controls")
                 try:
-                    result = measure_view(browser, server.base, view, repeats)
+                    result = measure_view(browser, server.base, view, repeats, floor.base)
                 except Exception as error:  # noqa: BLE001 - one view's failure must not hide the others
                     result = ViewResult(view.label, skipped=[f"the view failed: {describe(error)}"])
                 record["views"].append(view_record(result))
             record["timing_server_rss_mb"] = status_mb(server.pid, "VmRSS")
         progress("one-chart Streamlit app: first render")
-        record["floor"] = {}
-        with app_server(script=FLOOR_APP) as floor:
-            for where, path in FLOOR_PAGES.items():
-                fresh, cached = first_renders(browser, floor.base + path, FLOOR_APP, min(repeats, RENDER_VISITS))
-                record["floor"][where] = {"fresh_tab": summary(fresh), "cached_tab": summary(cached)}
-            record["floor_redraw"] = summary(floor_redraw(browser, floor.base, repeats))
+        pages = {where: floor.base + path for where, path in FLOOR_PAGES.items()}
+        renders = first_renders(browser, pages, min(repeats, RENDER_VISITS))
+        record["floor"] = {
+            where: {"fresh_tab": summary(fresh), "cached_tab": summary(cached)} for where, (fresh, cached) in renders.items()
+        }
+        record["floor_redraw"] = summary(floor_redraw(browser, floor.base, repeats))
         record["memory"] = measure_memory(browser, views, sessions)
     return record
 
@@ -831,6 +843,8 @@ def view_record(result: ViewResult) -> dict:
         "first_visit_s": result.first_visit_s,
         "fresh_tab": summary(result.fresh_tab),
         "cached_tab": summary(result.cached_tab),
+        "floor_fresh_tab": summary(result.floor_fresh_tab),
+        "floor_cached_tab": summary(result.floor_cached_tab),
         "from_home": summary(result.from_home),
         "controls": [summary(timing) for timing in result.controls],
         "sweep_progress": summary(result.sweep_progress),
@@ -942,20 +956,24 @@ def report(record: dict) -> str:
         "sidebar link, in the same session. The one-chart app is the floor: the first render no app can beat here.",
         "",
     ]
-    floor_page = record.get("floor", {}).get(FLOOR_AS_VIEWS)
-    if floor_page:
-        rows = [
-            [view["view"], *(above_floor(view[kind], floor_page[kind]) for kind in ("fresh_tab", "cached_tab"))]
-            for view in record["views"]
+    rows = [
+        [
+            view["view"],
+            *(seconds_stats(view[f"floor_{kind}"])[0] for kind in ("fresh_tab", "cached_tab")),
+            *(above_floor(view[kind], view[f"floor_{kind}"]) for kind in ("fresh_tab", "cached_tab")),
         ]
-        lines += [
-            *table(["view", "fresh tab − floor (s)", "scripts cached − floor (s)"], rows),
-            "",
-            f"Above the floor: each view's first render less the one-chart page's {FLOOR_AS_VIEWS}, as a view's link "
-            "opens it, taken the same way in the same run (p50 against p50): what the view adds to what any Streamlit "
-            "page costs on this machine.",
-            "",
-        ]
+        for view in record["views"]
+        if view["fresh_tab"]
+    ]
+    header = ["view", "floor: fresh tab p50 (s)", "floor: scripts cached p50 (s)", "fresh tab − floor (s)"]
+    lines += [
+        *table(header + ["scripts cached − floor (s)"], rows),
+        "",
+        f"Above the floor: each view's first render less the one-chart page's {FLOOR_AS_VIEWS}, as a view's link "
+        "opens it, their loads interleaved (p50 against p50): what the view adds to what any Streamlit page costs on "
+        "this machine at that moment.",
+        "",
+    ]
     lines += [
         f"## Redraw after a control change (targets: p50 < {P50_MS} ms, p95 < {P95_MS} ms)",
         "",
@@ -968,7 +986,7 @@ def report(record: dict) -> str:
             is_sweep = row["action"].startswith(f"“{RUN_SWEEP}”")
             rows.append(redraw_cells(row, "(not a target)" if is_sweep else redraw_verdict(row)))
             notes += [f"{row['view']} · {row['action']}: {error}" for error in row["errors"]]
-        for timing in (view["fresh_tab"], view["cached_tab"], view["from_home"]):
+        for timing in (view[kind] for kind in ("fresh_tab", "cached_tab", "floor_fresh_tab", "floor_cached_tab", "from_home")):
             notes += [f"{view['view']} · {timing['action']}: {error}" for error in (timing or {}).get("errors", [])]
         notes += [f"{view['view']}: skipped {what}" for what in view["skipped"]]
     floor = record.get("floor_redraw")
