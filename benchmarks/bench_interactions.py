@@ -610,7 +610,8 @@ def measure_view(browser, base: str, view: View, repeats: int, floor_base: str) 
     page.close()
     pages = {view.label: view_url(base, view), FLOOR_APP: floor_base + FLOOR_PAGES[FLOOR_AS_VIEWS]}
     renders = first_renders(browser, pages, min(repeats, RENDER_VISITS))
-    (result.fresh_tab, result.cached_tab), (result.floor_fresh_tab, result.floor_cached_tab) = renders.values()
+    result.fresh_tab, result.cached_tab = renders[view.label]
+    result.floor_fresh_tab, result.floor_cached_tab = renders[FLOOR_APP]
     page, _ = open_view(browser, base, view)
     opened_at = page.url
     measure_controls(page, view, repeats, result)
