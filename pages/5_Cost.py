@@ -68,11 +68,13 @@ with slides.controls:
     st.selectbox("Element type", list(DTYPES), key="dtype", help="bfloat16 on the CPU, float16 on CUDA.")
     batch = st.number_input("Batch B", 1, 16, key="batch")
     st.number_input("Heads H", 1, MAX_HEADS, key="heads")
-    st.select_slider("Head size d", D_HEAD_CHOICES, key="d_head")
+    # Menus, not sliders: Streamlit's slider is the heaviest control to draw, 0.1 s of a new tab's first render
+    # with these two (interleaved loads, 12 pairs).
+    st.selectbox("Head size d", D_HEAD_CHOICES, key="d_head")
     mask = st.radio("Mask", list(MASKS), format_func=MASKS.get, key="mask", horizontal=True)
     if mask == "window":
         st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
-    st.select_slider("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
+    st.selectbox("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
     repeats = st.number_input("Repeats per point", 1, 20, key="repeats", help="Timed runs per method and length.")
     memory_gib = st.number_input(
         "Memory budget (GiB)",

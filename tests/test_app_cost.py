@@ -128,9 +128,9 @@ def test_extrapolation_and_walkthrough():
 def test_link_sets_the_controls_and_the_sweep():
     at = swept_view(T_max="512", heads="2", d_head="16", mask="causal", dtype="float32")
     assert_clean(at)
-    assert at.select_slider(key="T_max").value == 512
+    assert at.selectbox(key="T_max").value == 512
     assert at.number_input(key="heads").value == 2
-    assert at.select_slider(key="d_head").value == 16
+    assert at.selectbox(key="d_head").value == 16
     assert at.radio(key="mask").value == "causal"
     assert at.selectbox(key="dtype").value == "float32"
     assert lengths_by_method(time_chart(at)) == {method: [128, 256, 512] for method in METHODS}
@@ -144,7 +144,7 @@ def test_controls_are_written_to_the_url_and_never_start_a_sweep():
     before = points_table(at)
     at.number_input(key="heads").set_value(4)
     at.radio(key="mask").set_value("causal")
-    at.select_slider(key="T_max").set_value(512).run()
+    at.selectbox(key="T_max").set_value(512).run()
     assert_clean(at)
     assert at.query_params["heads"] == "4" and at.query_params["mask"] == "causal" and at.query_params["T_max"] == "512"
     assert points_table(at).equals(before)  # the last sweep's results, untouched
@@ -189,7 +189,7 @@ def test_bad_link_values_warn_and_use_defaults():
     warning = " ".join(texts(at, "warning"))
     for problem in ("T_max = “banana”", "heads = “0”", "d_head = “\\-3”", "mask = “maybe”", "dtype = “int8”"):
         assert problem in warning
-    assert at.select_slider(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
+    assert at.selectbox(key="T_max").value == 1024 and at.number_input(key="heads").value == 8
     at.button(key="run").click().run()
     assert lengths_by_method(time_chart(at))["tiled"] == [128, 256, 512, 1024]
 
