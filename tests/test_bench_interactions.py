@@ -104,8 +104,8 @@ def test_all_sections_is_held_to_the_first_render_target():
 def test_first_render_is_held_to_1_5_s_or_to_the_floor_page_beside_it_where_that_is_slower():
     """Where the one-chart page takes no more than it did when the views met 1.5 s, the target is 1.5 s; where the
     host makes it slower, the view may be no more than the same 0.6 s above it."""
-    allowed = bench.FIRST_RENDER_S - bench.FLOOR_AT_TARGET_S
-    assert allowed == pytest.approx(0.6)
+    allowed = bench.ABOVE_FLOOR_S
+    assert allowed == pytest.approx(bench.FIRST_RENDER_S - bench.FLOOR_AT_TARGET_S) == pytest.approx(0.6)
     assert bench.first_render_limit(None) == bench.first_render_limit({"p50": None}) == bench.FIRST_RENDER_S
     assert bench.first_render_limit({"p50": 700.0}) == bench.FIRST_RENDER_S
     assert bench.first_render_limit({"p50": 1300.0}) == pytest.approx(1.3 + allowed)
