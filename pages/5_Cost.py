@@ -10,7 +10,7 @@ from attn_core.tiled import BLOCK_K, BLOCK_Q, online_softmax_walk, random_row, s
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
-from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows
+from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows, slope_summary
 from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
 
@@ -146,12 +146,14 @@ if slides.show(1):
         chart_block(
             LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
         )
-    st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
+    st.markdown(slope_summary(sources))
     points = sources.get("this server", sources["reference"])
-    label = f"{'This server' if 'this server' in sources else 'Reference results'}: every point"
-    # Made when opened, a data grid of some 30 rows and 14 columns: its code took a new tab's first render longer.
+    label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
+    # Made when opened: the slopes' table and a data grid of some 30 rows and 14 columns. Their code (0.8 MB for the
+    # table alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
     with st.expander(label, key="cost_points", on_change="rerun") as every_point:
         if every_point.open:
+            st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
             table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in points])
             config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
             st.dataframe(table, hide_index=True, column_config=config)

@@ -37,7 +37,28 @@ def points_table(at):
 
 
 def slopes_table(at):
+    """The slopes' table, made when the expander of every point opens."""
+    if not any("slope of time" in table.value.columns for table in at.table):
+        open_all(at, "expander", "cost_points")
     return next(table.value for table in at.table if "slope of time" in table.value.columns)
+
+
+def slope_summary(at, source: str) -> dict[str, tuple[str, str]]:
+    """The slopes of time and of peak memory of each method, from the line of ``source`` under the charts."""
+    line = next(line for text in texts(at, "markdown") for line in text.splitlines() if line.startswith(f"- {source}: "))
+    time, memory = line.removeprefix(f"- {source}: time ").split("; peak memory ")
+    slopes = [dict(entry.rsplit(" ", 1) for entry in part.split(", ")) for part in (time, memory)]
+    return {method: (slopes[0][method], slopes[1][method]) for method in slopes[0]}
+
+
+def assert_summary_matches_table(at, source: str) -> None:
+    """The slopes under the charts are those of the table, without their error."""
+    summary = slope_summary(at, source)
+    rows = slopes_table(at)
+    rows = rows[rows["results"] == source]
+    assert list(summary) == rows["method"].tolist()
+    for row in rows.itertuples(index=False):
+        assert summary[row.method] == (row[3].split(" ± ")[0], row[4].split(" ± ")[0])
 
 
 def lengths_by_method(rows: list[dict], source: str = "this server") -> dict[str, list[int]]:
@@ -64,11 +85,18 @@ def test_the_view_opens_with_the_reference_results_and_measures_nothing():
     assert not lengths_by_method(time_chart(at)) and at.button(key="run").label == MEASURE
     assert any("reference results" in message for message in texts(at, "info"))
     assert not any("median ms" in df.value.columns for df in at.dataframe)  # made when its expander opens
+    assert not any("slope of time" in table.value.columns for table in at.table)
+    assert slope_summary(at, "reference") == {  # reference_results.json, fitted over T = 1,024 … 4,096
+        "naive": ("1.93", "1.98"),
+        "sdpa": ("1.97", "0.78"),
+        "tiled": ("1.91", "0.29"),
+    }
     assert len(points_table(at)) == 3 * len(reference)
     caption = " ".join(texts(at, "caption"))
     assert "Reference: " in caption and "python -m attn_core.bench --reference" in caption
     slopes = slopes_table(at)
     assert set(slopes["results"]) == {"reference"} and slopes["method"].tolist() == list(METHODS)
+    assert_summary_matches_table(at, "reference")
 
 
 def test_sliding_window_from_a_link_is_measured_and_drawn_with_its_reference():
@@ -101,6 +129,8 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     measured = slopes[slopes["results"] == "this server"]
     assert measured["method"].tolist() == list(METHODS)  # fitted over the longer half: 512 and 1,024, unless noisy
     assert set(measured["fitted on T"]) <= {"512 … 1,024", "too few clean lengths"}
+    assert_summary_matches_table(at, "this server")
+    assert_summary_matches_table(at, "reference")
     caption = " ".join(texts(at, "caption"))
     assert "threads" in caption and "4·B·H·T²·d" in caption and "matmul" in caption
 

@@ -47,4 +47,4 @@ def test_leaving_the_cost_view_stops_its_sweep(server, browser):
         assert time.monotonic() < deadline, "the second sweep did not finish within 30 s"
         other.wait_for_timeout(100)
     assert not waiting.count() and not exception_texts(other)
-    other.get_by_text("This server: every point", exact=True).wait_for(timeout=10_000)  # its own points, measured
+    other.get_by_text("This server: the fits and every point", exact=True).wait_for(timeout=10_000)  # its own points, measured

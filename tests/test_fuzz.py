@@ -38,7 +38,7 @@ from attn_core import tokenize
 from attn_ui.inputs import MARKDOWN_SPECIALS, escape_markdown
 from attn_ui.page import PRESENTER, SECTION_PICKER, VIEWS
 from attn_ui.url_state import Param
-from tests.conftest import APP, ROOT, TIMEOUT, assert_clean, open_view
+from tests.conftest import APP, ROOT, TIMEOUT, assert_clean, open_all, open_view
 
 WALKS = int(os.environ.get("FUZZ_WALKS", "5"))
 STEPS = int(os.environ.get("FUZZ_STEPS", "15"))
@@ -617,7 +617,9 @@ def test_cost_slopes_with_one_length_left_are_not_nan():
     at = open_view(COST, heads="32", T_max="256")
     find(at, "memory_gib_cpu").set_value(0.01).run()
     find(at, "run").click().run()
+    open_all(at, "expander", "cost_points")  # the slopes' table
     assert_clean(at)
+    assert any("slope of time" in table.value.columns for table in at.table)
     assert not number_problems(at, set()), number_problems(at, set())
 
 
