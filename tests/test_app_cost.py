@@ -57,8 +57,8 @@ def assert_summary_matches_table(at, source: str) -> None:
     rows = slopes_table(at)
     rows = rows[rows["results"] == source]
     assert list(summary) == rows["method"].tolist()
-    for row in rows.itertuples(index=False):
-        assert summary[row.method] == (row[3].split(" ± ")[0], row[4].split(" ± ")[0])
+    for method, time, memory in zip(rows["method"], rows["slope of time"], rows["slope of peak memory"], strict=True):
+        assert summary[method] == (time.split(" ± ")[0], memory.split(" ± ")[0])
 
 
 def lengths_by_method(rows: list[dict], source: str = "this server") -> dict[str, list[int]]:
