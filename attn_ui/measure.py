@@ -133,15 +133,17 @@ def _slope(fit) -> str:
 def slope_summary(sources: dict[str, list[Point]]) -> str:
     """The fitted slopes in a line a source, to read beside the charts (the table of ``slope_rows`` says more):
     e.g. "reference: time naive 1.93, sdpa 1.97, tiled 1.91; peak memory naive 1.98, sdpa 0.78, tiled 0.29"."""
-    lines = []
+    lines, unfitted = [], False
     for source, points in sources.items():
         masks, found = {p.mask for p in points}, fits(points)
+        unfitted |= any(math.isnan(fit.time.slope) or math.isnan(fit.memory.slope) for fit in found.values())
         time, memory = (
             ", ".join(f"{_run_label(*run, masks)} {_slope_value(getattr(fit, of))}" for run, fit in found.items())
             for of in ("time", "memory")
         )
         lines.append(f"- {source}: time {time}; peak memory {memory}")
-    return "**Slopes** of the log-log curves (2 means ∝ T², 1 means ∝ T):\n" + "\n".join(lines)
+    unfitted_note = "\n\n— : too few lengths clean enough to fit a slope (the table below says which)." if unfitted else ""
+    return "**Slopes** of the log-log curves (2 means ∝ T², 1 means ∝ T):\n" + "\n".join(lines) + unfitted_note
 
 
 def slope_rows(sources: dict[str, list[Point]]) -> list[dict[str, str]]:

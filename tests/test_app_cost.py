@@ -99,6 +99,17 @@ def test_the_view_opens_with_the_reference_results_and_measures_nothing():
     assert_summary_matches_table(at, "reference")
 
 
+def test_a_slope_too_noisy_to_fit_is_a_dash_and_the_line_says_why():
+    def point(method, t, noisy=False):
+        return sweeps.Point(method, "none", t, "", t * t / 1e3, 0, 0, noisy, 0, 0, 0, t / 10, 0, 0, 0)
+
+    clean = [point("tiled", t) for t in (256, 512, 1024)]
+    assert "too few lengths" not in measure.slope_summary({"this server": clean})
+    summary = measure.slope_summary({"this server": [point("naive", 512, noisy=True), point("naive", 1024), *clean]})
+    assert "- this server: time naive —, tiled 2.00; peak memory naive 1.00, tiled 1.00" in summary
+    assert "— : too few lengths clean enough to fit a slope" in summary
+
+
 def test_sliding_window_from_a_link_is_measured_and_drawn_with_its_reference():
     at = swept_view(mask="window", window="256", T_max="512")
     assert_clean(at)
