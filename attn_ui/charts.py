@@ -240,8 +240,7 @@ def heatmap(
         layers.append(_layer(outline, position, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
-    heading = {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
-    return _spec(f"heatmap: {title}", heading, pd.DataFrame(columns), kind, **size, layer=layers)
+    return _spec(f"heatmap: {title}", _heading(title, subtitle), pd.DataFrame(columns), kind, **size, layer=layers)
 
 
 def _tooltip(entries: dict[str, str]) -> dict:
@@ -277,6 +276,11 @@ def _spec(description: str, title: str | dict, cells: pd.DataFrame, kind: str, *
     }
 
 
+def _heading(title: str, subtitle: tuple[str, ...]) -> str | dict:
+    """A chart's title, with lines under it when there are any."""
+    return {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
+
+
 def inline_data(spec: dict) -> dict:
     """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
     a file, a test."""
@@ -292,8 +296,17 @@ def _layer(mark: dict, encoding: dict, keep: str | None = None) -> dict:
     return {"mark": mark, "encoding": encoding, **({"transform": [{"filter": keep}]} if keep else {})}
 
 
-def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title: str = "key", title: str = "") -> dict:
-    """One value per token as bars (e.g. a query's weights over the keys), every token labelled.
+def bars(
+    values: np.ndarray,
+    labels: list[str],
+    *,
+    value_title: str,
+    label_title: str = "key",
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+) -> dict:
+    """One value per token as bars (e.g. a query's weights over the keys), every token labelled; ``subtitle``: lines
+    under the title.
 
     Draw it in a block ``bars_width(labels)`` wide, BAR_HEIGHT high (``steps.bar_block``).
     """
@@ -307,7 +320,7 @@ def bars(values: np.ndarray, labels: list[str], *, value_title: str, label_title
             {"field": value_title, "type": "quantitative", "format": ".4f"},
         ],
     }
-    return _spec(f"bars: {title}", title, cells, "", mark={"type": "bar"}, encoding=encoding)
+    return _spec(f"bars: {title}", _heading(title, subtitle), cells, "", mark={"type": "bar"}, encoding=encoding)
 
 
 def bars_width(labels: list[str]) -> int:

@@ -125,11 +125,21 @@ def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[st
             )
 
 
-def bar_block(values: Tensor, labels: list[str], *, value_title: str, title: str, label_title: str = "key") -> None:
+def bar_block(
+    values: Tensor, labels: list[str], *, value_title: str, title: str, label_title: str = "key", subtitle: tuple[str, ...] = ()
+) -> None:
     """One value per token as bars, in a block of a row, every token labelled."""
     values = values.detach().cpu().double().numpy()
     chart_block(
-        bars_width(labels), BAR_HEIGHT, bars, values, labels, value_title=value_title, label_title=label_title, title=title
+        bars_width(labels),
+        BAR_HEIGHT,
+        bars,
+        values,
+        labels,
+        value_title=value_title,
+        label_title=label_title,
+        title=title,
+        subtitle=subtitle,
     )
 
 

@@ -20,7 +20,7 @@ from attn_core import (
 )
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
 from attn_ui.mask_grid import editor_key
-from tests.conftest import assert_clean, chart_frames, heatmap_values, open_all, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_all, open_view, texts
 
 SCALING = "pages/2_Scaling.py"
 MASKING = "pages/3_Masking.py"
@@ -61,8 +61,17 @@ def alone_differences(at) -> list[float]:
 
 
 def temperature_table(at) -> dict[str, list[str]]:
+    """Section 1's rows of rounded weights, from the table made when its *Numbers* expander opens."""
+    if not at.table:
+        open_all(at, "expander", "temperature_numbers")
     table = at.table[0].value
     return {name: list(table.loc[name])[:6] for name in table.index}
+
+
+def temperature_entropies(at) -> dict[str, str]:
+    """The entropy under the title of each of section 1's bar charts, by title."""
+    lines = [heading.split("\n") for heading in chart_headings(at)]
+    return {title: rest[0] for title, *rest in lines if rest and rest[0].startswith("entropy")}
 
 
 # --- Scaling ---------------------------------------------------------------------------------
@@ -71,6 +80,12 @@ def temperature_table(at) -> dict[str, list[str]]:
 def test_scaling_defaults_show_the_source_numbers_and_the_engine():
     at = open_view(SCALING)
     assert_clean(at)
+    logits = torch.tensor(LOGITS, dtype=torch.float64)
+    assert temperature_entropies(at) == {
+        name: f"entropy {float(entropy(torch.softmax(factor * logits, dim=-1))):.3f} nats"
+        for name, factor in (("scale 1", 1.0), ("scale 100", 100.0), ("your scale s = 1", 1.0))
+    }
+    assert not at.table  # the numbers are made when their expander opens
     rows = temperature_table(at)
     assert rows["scale 1"] == SOFTMAX_ROUNDED
     assert rows["scale 100"] == SOFTMAX_X100_ROUNDED
