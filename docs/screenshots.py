@@ -20,9 +20,9 @@ from tests.browser_support import SENTENCE, chromium, exception_texts, running_a
 IMAGES = ROOT / "docs" / "images"
 WITH_SENTENCE = urlencode({"text": SENTENCE})
 SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to (None: the top)
-    ("presenter-pipeline.png", "/Pipeline?present=on&slide=3", (1280, 720), "light", None),
+    ("presenter-pipeline.png", "/Pipeline?present=on&slide=4", (1280, 720), "light", None),
     ("dark-multi-head.png", f"/Multi_head?{WITH_SENTENCE}&slide=2", (1440, 900), "dark", "2 · Every head's attention"),
-    ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}&slide=3", (1920, 1080), "light", None),
+    ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}&slide=4", (1920, 1080), "light", None),
 )
 
 

@@ -20,6 +20,7 @@ from attn_ui.steps import bar_block, feature_labels, matrix_step, row, score_ste
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
+SKIPPED = "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, so the {} skipped."
 WEIGHTS = {"toy": "Toy (seeded random)", "minilm": f"{MODEL_NAME}, one trained head"}
 PARAMS = (
     Param("weights", "toy", url_state.choice(WEIGHTS)),
@@ -39,7 +40,8 @@ PARAMS = (
 )
 
 SLIDES = (
-    page.Section("Embeddings", "Embeddings and projections"),
+    page.Section("Embeddings", "Token embeddings"),
+    page.Section("Projections", "Projections to queries, keys and values"),
     page.Section("Q, K, V", "Queries, keys and values"),
     page.Section("Scores", "Scores, scaling and softmax"),
     page.Section("Context", "Context vectors"),
@@ -144,20 +146,14 @@ scale_text = rf"\frac{{1}}{{\sqrt{{{d_k}}}}}" if scaled else r"1 \;\text{(unscal
 
 if slides.show(1):
     if walk.x is None:
-        st.info(
-            "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, "
-            "so the embedding and projection steps are skipped."
-        )
+        st.info(SKIPPED.format("embedding and projection steps are"))
     elif model is not None:
         layer_input = (
             "the embedding layer's output (word piece + position embeddings, normalized)"
             if layer == 0
             else f"layer {layer - 1}'s output"
         )
-        st.markdown(
-            f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}. W_Q, W_K and W_V are head {head}'s slices of "
-            "the layer's learned projections, each with a bias vector b added to every row. The other heads use other slices."
-        )
+        st.markdown(f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}.")
     else:
         st.markdown(
             "Each token is looked up in an embedding table: the same word always gets the same row, "
@@ -170,14 +166,13 @@ if slides.show(1):
             )
         )
     if walk.x is not None:
-        n_features = walk.x.shape[-1]
         with row():
             matrix_step(
                 "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
                 r"X \in \mathbb{R}^{T \times C}",
                 walk.x[b],
                 queries,
-                feature_labels(n_features),
+                feature_labels(walk.x.shape[-1]),
                 shape=tuple(walk.x.shape),
             )
             if cross:
@@ -186,10 +181,24 @@ if slides.show(1):
                     r"X_{src} \in \mathbb{R}^{T_k \times C}",
                     walk.x_source[b],
                     keys,
-                    feature_labels(n_features),
+                    feature_labels(walk.x_source.shape[-1]),
                     shape=tuple(walk.x_source.shape),
                 )
-        st.markdown("Three learned matrices project every embedding to a query, a key and a value of size d_k.")
+
+if slides.show(2):
+    if walk.x is None:
+        st.info(SKIPPED.format("projection step is"))
+    else:
+        n_features = walk.x.shape[-1]
+        st.markdown(
+            "Three learned matrices project every embedding to a query, a key and a value of size d_k."
+            + (
+                f" Here they are head {head}'s slices of the layer's learned projections, each with a bias vector b "
+                "added to every row. The other heads use other slices."
+                if model is not None
+                else ""
+            )
+        )
         if model is None:
             projections(walk, n_features, d_k)
         else:  # three matrices of 12,288 cells: drawn on demand, so that switching to the model answers at once
@@ -198,7 +207,7 @@ if slides.show(1):
                 if opened.open:
                     projections(walk, n_features, d_k)
 
-if slides.show(2):
+if slides.show(3):
     source_name = "X_{src}" if cross else "X"
     with row():
         for name, tensor, labels in zip(("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True):
@@ -209,11 +218,11 @@ if slides.show(2):
                 formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}{bias}"
             matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape))
 
-if slides.show(3):
+if slides.show(4):
     st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
     score_steps(steps, b, queries, keys, scale_text)
 
-if slides.show(4):
+if slides.show(5):
     st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
     with row():
         matrix_step(
@@ -225,7 +234,7 @@ if slides.show(4):
             shape=tuple(steps.context.shape),
         )
 
-if slides.show(5):
+if slides.show(6):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
     query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
     with row():
@@ -234,7 +243,7 @@ if slides.show(5):
     st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")
     st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
 
-if slides.show(6):
+if slides.show(7):
     row_sums = steps.weights.sum(dim=-1)
     left, right = st.columns(2)
     left.metric("Largest |row sum − 1| of the weights", f"{float((row_sums - 1).abs().max()):.1e}")

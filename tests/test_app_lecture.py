@@ -189,24 +189,24 @@ def test_presenter_mode_shows_one_slide_and_steps_with_next(view):
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
-    at = open_view(PIPELINE, present="on", slide="3")
-    assert [h.value for h in at.header] == ["3 · Scores, scaling and softmax"]
+    at = open_view(PIPELINE, present="on", slide="4")
+    assert [h.value for h in at.header] == ["4 · Scores, scaling and softmax"]
     at = open_view(PIPELINE, present="on", slide="99")
     assert_clean(at)
-    assert [h.value for h in at.header] == ["6 · Correctness"]
+    assert [h.value for h in at.header] == ["7 · Correctness"]
 
 
 def test_without_presenter_mode_a_link_opens_its_section_or_all_of_them():
-    at = open_view(PIPELINE, slide="3")
-    assert [h.value for h in at.header] == ["3 · Scores, scaling and softmax"]
+    at = open_view(PIPELINE, slide="4")
+    assert [h.value for h in at.header] == ["4 · Scores, scaling and softmax"]
     (picker,) = at.button_group
-    assert picker.options == ["Embeddings", "Q, K, V", "Scores", "Context", "One query", "Check", "All sections"]
+    assert picker.options == ["Embeddings", "Projections", "Q, K, V", "Scores", "Context", "One query", "Check", "All sections"]
     assert picker.value == "Scores"
     at = open_view(PIPELINE, slide="all")
-    assert [h.value.split(" · ")[0] for h in at.header] == ["1", "2", "3", "4", "5", "6"]
+    assert [h.value.split(" · ")[0] for h in at.header] == ["1", "2", "3", "4", "5", "6", "7"]
     assert at.button_group[0].value == "All sections" and at.query_params["slide"] == "all"
     at = open_view(PIPELINE, slide="1")
-    assert [h.value for h in at.header] == ["1 · Embeddings and projections"] and "slide" not in at.query_params
+    assert [h.value for h in at.header] == ["1 · Token embeddings"] and "slide" not in at.query_params
 
 
 def test_the_sections_picker_opens_the_section_chosen_and_keeps_it_in_the_link():
