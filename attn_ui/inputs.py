@@ -17,6 +17,11 @@ def escape_markdown(text: str) -> str:
     return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in text)
 
 
+def fixed_size(label: str, value: int | None, why: str) -> None:
+    """A size that an example or the real model fixes, shown (disabled) in place of its control."""
+    st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
+
+
 def tokens_from_text(text: str, limit: int, example: str | None = None, name: str = "Your text") -> list[str]:
     """Tokens of ``text``, cut to ``limit`` with a notice.
 

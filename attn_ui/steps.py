@@ -92,6 +92,19 @@ def matrix_step(
                         st.dataframe(numbers_table(matrix, row_labels, col_labels))
 
 
+def projection_steps(
+    weights: tuple[Tensor, Tensor, Tensor], row_labels: list[str], col_labels: list[str], head: int | None = None
+) -> None:
+    """W_Q, W_K and W_V, each (C, d), as heatmaps in a row; with ``head``, as that head's slices of them."""
+    with row():
+        for name, matrix in zip("QKV", weights, strict=True):
+            if head is None:
+                title, formula = f"W_{name}", rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}"
+            else:
+                title, formula = f"W_{name} of head {head}", rf"W_{name}^{{{head}}} \in \mathbb{{R}}^{{C \times C/h}}"
+            matrix_step(title, formula, matrix, row_labels, col_labels, row_title="input feature", col_title="output feature")
+
+
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label; with a title,
     its values can be downloaded."""

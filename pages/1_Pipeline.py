@@ -14,9 +14,9 @@ from attn_core import (
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS, WIDTH
 from attn_ui import page, url_state
-from attn_ui.inputs import escape_markdown, model_tokens, tokens_from_text
+from attn_ui.inputs import escape_markdown, fixed_size, model_tokens, tokens_from_text
 from attn_ui.model import load_model
-from attn_ui.steps import bar_block, feature_labels, matrix_step, row, score_steps, weighted_sum
+from attn_ui.steps import bar_block, feature_labels, matrix_step, projection_steps, row, score_steps, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -59,20 +59,6 @@ slides = page.Slides(
         "a **key** (what do I offer?) and a **value** (what do I pass on?). Follow the numbers below."
     ),
 )
-
-
-def fixed_size(label: str, value: int | None, why: str) -> None:
-    """A size the example or the real model fixes, shown (disabled) in place of its control."""
-    st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
-
-
-def projections(walk, n_features: int, d_k: int) -> None:
-    """The heatmaps of W_Q, W_K and W_V in a row."""
-    with row():
-        for name, weights in zip(("Q", "K", "V"), (walk.w_q, walk.w_k, walk.w_v), strict=True):
-            formula = rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}"
-            labels = feature_labels(n_features), feature_labels(d_k)
-            matrix_step(f"W_{name}", formula, weights, *labels, row_title="input feature", col_title="output feature")
 
 
 with slides.controls:
@@ -189,7 +175,7 @@ if slides.show(2):
     if walk.x is None:
         st.info(SKIPPED.format("projection step is"))
     else:
-        n_features = walk.x.shape[-1]
+        projections = (walk.w_q, walk.w_k, walk.w_v), feature_labels(walk.x.shape[-1]), feature_labels(d_k)
         st.markdown(
             "Three learned matrices project every embedding to a query, a key and a value of size d_k."
             + (
@@ -200,12 +186,12 @@ if slides.show(2):
             )
         )
         if model is None:
-            projections(walk, n_features, d_k)
+            projection_steps(*projections)
         else:  # three matrices of 12,288 cells: drawn on demand, so that switching to the model answers at once
-            label = f"W_Q, W_K and W_V: {n_features} × {d_k} each"
+            label = f"W_Q, W_K and W_V: {walk.x.shape[-1]} × {d_k} each"
             with st.expander(label, key="real_projections", on_change="rerun") as opened:
                 if opened.open:
-                    projections(walk, n_features, d_k)
+                    projection_steps(*projections)
 
 if slides.show(3):
     source_name = "X_{src}" if cross else "X"

@@ -24,7 +24,7 @@ from attn_ui import page, url_state
 from attn_ui.charts import heatmap_grid
 from attn_ui.draw import draw
 from attn_ui.inputs import tokens_from_text
-from attn_ui.steps import feature_labels, heatmap_block, matrix_step, row, score_steps
+from attn_ui.steps import feature_labels, heatmap_block, matrix_step, projection_steps, row, score_steps
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -125,17 +125,7 @@ if slides.show(2):
 
 if slides.show(3, f"Head {head}: its slices of W_Q, W_K and W_V"):
     st.markdown(f"Head {head} uses columns {columns.start} to {columns.stop - 1} of W_Q, W_K, W_V ({d_model} × {d_head} each).")
-    with row():
-        for name, weights in zip(("Q", "K", "V"), (w_q, w_k, w_v), strict=True):
-            matrix_step(
-                f"W_{name} of head {head}",
-                rf"W_{name}^{{{head}}} \in \mathbb{{R}}^{{C \times C/h}}",
-                weights[:, columns],
-                features,
-                features[columns],
-                row_title="input feature",
-                col_title="output feature",
-            )
+    projection_steps((w_q[:, columns], w_k[:, columns], w_v[:, columns]), features, features[columns], head)
 
 if slides.show(4, f"Head {head}: its queries, keys and values"):
     st.markdown(f"Each token's row of X times head {head}'s slices gives its query, key and value, of size C/h = {d_head}.")
