@@ -81,9 +81,10 @@ if slides.show(1):
     labels = [f"{value:g}" for value in TEMPERATURE_LOGITS]
     distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
     weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
+    entropies = {name: float(entropy(weight_row)) for name, weight_row in weights.items()}  # nats
     with row():
         for name, weight_row in weights.items():
-            subtitle = (f"entropy {float(entropy(weight_row)):.3f} nats",)
+            subtitle = (f"entropy {entropies[name]:.3f} nats",)
             bar_block(weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
     # Made when opened: st.table's code (0.8 MB) was the last script a new tab waited for, 0.1-0.2 s of this view's
     # first render (12 interleaved loads).
@@ -91,17 +92,15 @@ if slides.show(1):
         if numbers.open:
             table = pd.DataFrame(
                 [[f"{value:.2f}" for value in logits] + [""]]
-                + [[f"{value:.2f}" for value in row] + [f"{float(entropy(row)):.3f}"] for row in weights.values()],
+                + [[f"{value:.2f}" for value in weights[name]] + [f"{entropies[name]:.3f}"] for name in distributions],
                 index=["logits x", *distributions],
                 columns=[*labels, "entropy (nats)"],
             )
             st.table(table)
-    yours = weights[f"your scale s = {scale:g}"]
+    yours = f"your scale s = {scale:g}"
     left, right = st.columns(2)
-    left.metric(
-        f"Entropy of softmax({scale:g}·x)", f"{float(entropy(yours)):.3f} nats", help=f"At most log 6 = {math.log(6):.3f}."
-    )
-    right.metric("Normalized entropy (1 = uniform, 0 = one-hot)", f"{float(normalized_entropy(yours)):.3f}")
+    left.metric(f"Entropy of softmax({scale:g}·x)", f"{entropies[yours]:.3f} nats", help=f"At most log 6 = {math.log(6):.3f}.")
+    right.metric("Normalized entropy (1 = uniform, 0 = one-hot)", f"{float(normalized_entropy(weights[yours])):.3f}")
 
 if slides.show(2):
     st.markdown(
