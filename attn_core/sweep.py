@@ -45,6 +45,7 @@ from attn_core.tiled import (
 from attn_core.timing import (
     DTYPES,
     GIB,
+    MATMUL_SIZE,
     MIB,
     SAMPLE_S,
     SampleTimer,
@@ -416,6 +417,7 @@ TABLE_COLUMNS = {  # column: (Point field, format)
     "noise (IQR %)": ("iqr_pct", "{:.1f}"),
     "noisy": ("noisy", "{}"),
     "GFLOP/s": ("gflops", "{:.1f}"),
+    "matmul GFLOP/s": ("matmul_gflops", "{:.1f}"),  # what "% of matmul" divides by
     "% of matmul": ("pct_of_matmul", "{:.0f}"),
     "peak MiB": ("peak_mib", "{:.2f}"),
     "T×T matrix MiB": ("matrix_mib", "{:.2f}"),
@@ -428,11 +430,18 @@ def table_row(point: Point) -> dict[str, str]:
     return {column: text.format(getattr(point, name)) for column, (name, text) in TABLE_COLUMNS.items()}
 
 
-def describe(settings: Settings) -> str:
-    """One line naming the machine and the settings, for a table's heading."""
+def describe_settings(settings: Settings) -> str:
+    """One line naming the device, its threads and the settings (the Cost view's caption of a sweep, whose
+    matmul rates are those of its points: Point.matmul_gflops)."""
     masks = "" if settings.masks == (("causal",) if settings.causal else ("none",)) else f", masks {', '.join(settings.masks)}"
     return (
         f"{settings.device}, {torch.get_num_threads()} threads, {settings.dtype}, B={settings.batch}, H={settings.heads}, "
-        f"d={settings.d_head}, causal {'on' if settings.causal else 'off'}{masks}, {settings.repeats} repeats; "
-        f"matmul {matmul_gflops(settings.device, settings.dtype):.1f} GFLOP/s"
+        f"d={settings.d_head}, causal {'on' if settings.causal else 'off'}{masks}, {settings.repeats} repeats"
     )
+
+
+def describe(settings: Settings) -> str:
+    """describe_settings and this machine's rate on one square matmul (timing.matmul_gflops), for the command
+    line's heading."""
+    square = f"{MATMUL_SIZE} × {MATMUL_SIZE} matmul {matmul_gflops(settings.device, settings.dtype):.1f} GFLOP/s"
+    return f"{describe_settings(settings)}; {square}"

@@ -31,7 +31,7 @@ from PIL import Image
 
 FONT_SIZE = 14  # pixels: axis labels, legends, headers
 TITLE_SIZE = 16  # pixels: axis and chart titles
-CELL_FONT_SIZE = 13  # pixels: numbers written inside heatmap cells
+CELL_FONT_SIZE = 14  # pixels: numbers written inside heatmap cells, as large as every other chart text
 MASKED_COLOUR = "#9e9e9e"
 ALLOWED_COLOUR = "#1f77b4"
 HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
@@ -47,6 +47,8 @@ MAX_WIDTH = 560  # pixels: the widest chart fits the main column (564 px) of a 1
 MAX_HEIGHT = 720  # pixels of cells: 36 tokens at MIN_STEP
 COMPACT_HEIGHT = 360  # pixels of cells of a feature-by-feature matrix (a W)
 KINDS = ("weights", "signed", "mask")
+LEGEND_HEIGHT = 68  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
+VIEW_PADDING = 5  # pixels Vega leaves around a chart
 BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
@@ -140,21 +142,30 @@ def _is_index(labels: list[str]) -> bool:
     return all(label.isdigit() for label in labels)
 
 
-def cell_steps(row_labels: list[str], col_labels: list[str], max_width: int, max_height: int) -> tuple[float, float]:
-    """Pixels per cell (width, height): square and at most MAX_STEP where the matrix fits; at least MIN_STEP along
-    a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis while that fits; squeezed
-    to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A feature-by-feature matrix
-    (a W) is kept compact."""
+def cell_steps(
+    row_labels: list[str],
+    col_labels: list[str],
+    max_width: int,
+    max_height: int,
+    max_step: float = MAX_STEP,
+    max_aspect: float = 1.0,
+) -> tuple[float, float]:
+    """Pixels per cell (width, height): at most ``max_step``, square where the matrix fits, or up to ``max_aspect``
+    times taller than wide where its columns are features and the height allows (a slide's token-by-feature matrix);
+    at least MIN_STEP along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
+    while that fits; squeezed to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A
+    feature-by-feature matrix (a W) is kept compact."""
     if _is_index(row_labels):
         max_height = min(max_height, COMPACT_HEIGHT)
     cells_width = max_width - _label_room(row_labels)
     fit_width, fit_height = cells_width / max(len(col_labels), 1), max_height / max(len(row_labels), 1)
-    side = min(MAX_STEP, fit_width, fit_height)
+    side = min(max_step, fit_width, fit_height)
+    tall = min(max_step, fit_height, side * max_aspect) if _is_index(col_labels) else side
 
-    def step(fit: float, labels: list[str]) -> float:
+    def step(side: float, fit: float, labels: list[str]) -> float:
         return max(side, min(MIN_INDEX_STEP if _is_index(labels) else MIN_STEP, fit), 1.0)
 
-    return step(fit_width, col_labels), step(fit_height, row_labels)
+    return step(side, fit_width, col_labels), step(tall, fit_height, row_labels)
 
 
 def _label_room(labels: list[str]) -> int:
@@ -163,10 +174,25 @@ def _label_room(labels: list[str]) -> int:
     return int(longest * CHAR_WIDTH) + 2 * TITLE_SIZE + 12
 
 
-def heatmap_width(row_labels: list[str], col_labels: list[str], max_width: int = MAX_WIDTH, max_height: int = MAX_HEIGHT) -> int:
+def heatmap_width(
+    row_labels: list[str],
+    col_labels: list[str],
+    max_width: int = MAX_WIDTH,
+    max_height: int = MAX_HEIGHT,
+    max_step: float = MAX_STEP,
+    max_aspect: float = 1.0,
+) -> int:
     """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title."""
-    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height)
+    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect)
     return int(len(col_labels) * cell_width) + _label_room(row_labels)
+
+
+def heatmap_frame(col_labels: list[str], title_lines: int) -> int:
+    """Pixels of a heatmap's height outside its cells, at most: ``title_lines`` lines of title and subtitle, the
+    column labels (upright, as on a narrow cell), the axis title and the legend under the plot."""
+    longest = max((len(short_label(label)) for label in col_labels), default=1)
+    labels = FONT_SIZE + 6 if _is_index(col_labels) else max(FONT_SIZE, longest * CHAR_WIDTH) + 6
+    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + LEGEND_HEIGHT + 2 * VIEW_PADDING
 
 
 def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
@@ -186,6 +212,8 @@ def heatmap(
     subtitle: tuple[str, ...] = (),
     max_width: int = MAX_WIDTH,
     max_height: int = MAX_HEIGHT,
+    max_step: float = MAX_STEP,
+    max_aspect: float = 1.0,
     highlight: int | None = None,
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
@@ -207,7 +235,7 @@ def heatmap(
         col_title: _names(col_labels, cols),
         "value": shown_values.ravel(),
     }
-    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height)
+    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect)
     position = {
         "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
         "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},

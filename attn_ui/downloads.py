@@ -1,9 +1,9 @@
 """Take a view with you: each matrix as CSV and ``.npy`` and its chart as PNG and SVG where it is shown, the view's
 link, and the whole view as one zip (``attn_ui.export`` builds the files).
 
-Every run of a view records what it draws (``keep_matrix``, ``keep_chart``) in the session's ``Shown``; the
-"Download this view" button zips that record when it is clicked, so it holds exactly what is on screen. Files are
-built on click only (``st.download_button`` with a callable, on its own thread, without a rerun).
+Every run of a view records what it draws (``keep_matrix``, ``keep_chart``, ``keep_table``) in the session's
+``Shown``; the "Download this view" button zips that record when it is clicked, so it holds exactly what is on
+screen. Files are built on click only (``st.download_button`` with a callable, on its own thread, without a rerun).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attn_ui import export
@@ -29,17 +30,19 @@ IMAGES = (  # a chart's images: label, renderer, file extension, MIME type
 
 @dataclass
 class Shown:
-    """What a view's last run drew: its query (every parameter, defaults included), matrices and chart specs."""
+    """What a view's last run drew: its query (every parameter, defaults included), matrices, chart specs and tables
+    (each with the settings its rows were made with)."""
 
     view: str
     query: dict[str, str] = field(default_factory=dict)
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
     charts: dict[str, Recipe] = field(default_factory=dict)
+    tables: dict[str, tuple[pd.DataFrame, dict[str, Any]]] = field(default_factory=dict)
     written: set[tuple[str, str]] = field(default_factory=set)  # (kind, name) of everything recorded
 
     def name(self, wanted: str, kind: str) -> str:
-        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where a ``kind`` ("matrix" or "chart") of that name is
-        recorded already. A matrix and its chart, recorded in turn, get the same name."""
+        """``wanted``, or ``wanted (2)``, ``wanted (3)`` ... where a ``kind`` ("matrix", "chart", "table") of that name
+        is recorded already. A matrix and its chart, recorded in turn, get the same name."""
         found, n = wanted, 1
         while (kind, found) in self.written:
             n += 1
@@ -59,7 +62,9 @@ class Shown:
 
     def bundle(self) -> bytes:
         charts = {name: self.chart(name) for name in self.charts}
-        return export.view_bundle(self.view, self.query, self.matrices, {}, charts, export.installed_versions())
+        tables = {name: table for name, (table, _) in self.tables.items()}
+        settings = {name: settings for name, (_, settings) in self.tables.items()}
+        return export.view_bundle(self.view, self.query, self.matrices, tables, charts, export.installed_versions(), settings)
 
 
 def begin(url_path: str) -> None:
@@ -89,7 +94,8 @@ def share(params: tuple[Param, ...]) -> None:
             mime="application/zip",
             on_click="ignore",
             icon=":material/folder_zip:",
-            help="A zip: params.json (this view's settings), every matrix as .npy and CSV, every chart as PNG and SVG.",
+            help="A zip: params.json (this view's settings), every matrix as .npy and CSV, every chart as PNG and SVG, "
+            "every table as CSV.",
         )
 
 
@@ -101,20 +107,34 @@ def keep_chart(name: str, builder: Callable[..., Any], args: tuple, options: dic
         shown.charts[shown.name(name, "chart")] = (builder, args, options)
 
 
+def keep_table(name: str, table: pd.DataFrame, settings: dict[str, Any]) -> None:
+    """Record a table for the view's bundle, as ``<name>.csv``, with the settings its rows were made with (written to
+    params.json under "table settings")."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        shown.tables[shown.name(name, "table")] = (table, settings)
+
+
 def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> str:
-    """Record a matrix for the view's bundle, and offer it in a small popover: as CSV and .npy, and its chart (drawn
-    next, under the same name) as a slide-size PNG and an SVG. Returns the name it is recorded under.
+    """Record a matrix for the view's bundle; returns the name it is recorded under (one of several matrices with
+    the same title gets a number)."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        name = shown.name(name, "matrix")
+        shown.matrices[name] = (values, row_labels, col_labels)
+    return name
+
+
+def download_menu(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> None:
+    """A small popover that offers a matrix recorded as ``name``: as CSV and .npy, and its chart (recorded under the
+    same name) as a slide-size PNG and an SVG.
 
     The popover's buttons are made only while it is open (a rerun opens it): four buttons per matrix on every rerun
     were 44 widgets on the Pipeline view."""
     shown: Shown | None = st.session_state.get(SHOWN)
-    if shown is not None:
-        name = shown.name(name, "matrix")  # one of several matrices with the same title gets a number
-        shown.matrices[name] = (values, row_labels, col_labels)
     with st.popover("Download", icon=":material/download:", key=f"download menu {name}", on_change="rerun") as menu:
         if menu.open:
             matrix_buttons(name, values, row_labels, col_labels, shown)
-    return name
 
 
 def matrix_buttons(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str], shown: Shown | None) -> None:

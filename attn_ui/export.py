@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import zipfile
 from collections.abc import Mapping
@@ -81,9 +80,10 @@ def chart_png(spec: dict, width: int | None = SLIDE_WIDTH, scale: float = SCALE)
 
 
 def _png(svg: str, width: int | None, scale: float) -> bytes:
-    natural = _svg_size(svg)[0]
     if width:
-        scale = max(scale, math.ceil(100 * width / natural) / 100)  # rounded up: never a pixel short of ``width``
+        # Half a pixel over: vl-convert multiplies in single precision and drops the fraction, so the scale that
+        # gives exactly ``width`` (500 px × 3.84) could make it 1,919.9999, a PNG one pixel short.
+        scale = max(scale, (width + 0.5) / _svg_size(svg)[0])
     return vlc.svg_to_png(svg, scale=scale)
 
 
@@ -116,10 +116,12 @@ def view_bundle(
     tables: Mapping[str, pd.DataFrame],
     charts: Mapping[str, dict],
     versions: Mapping[str, str],
+    table_settings: Mapping[str, object] | None = None,
 ) -> bytes:
     """A zip of everything a view shows: ``params.json`` (the view, its URL query ``params`` as the link writes
-    them, the link, the seed and ``versions``), each tensor as ``.npy`` (and CSV where it is a labelled matrix),
-    each table as CSV, each chart as PNG (slide size) and SVG, and ``README.txt`` saying what each file is.
+    them, the link, the seed, ``versions`` and ``table_settings``: what the tables' rows were made with, by table
+    name), each tensor as ``.npy`` (and CSV where it is a labelled matrix), each table as CSV, each chart as PNG
+    (slide size) and SVG, and ``README.txt`` saying what each file is.
 
     Names (dict keys) describe their entry in README.txt; file names are made from them.
     """
@@ -127,6 +129,9 @@ def view_bundle(
     seed = {"seed": params["seed"]} if "seed" in params else {}
     settings = {"view": view, "link": link, "query": dict(params), **seed, "versions": dict(versions)}
     what = "the view, its URL query, link, seed and package versions"
+    if table_settings:
+        settings["table settings"] = dict(table_settings)
+        what += ", and what each table's rows were made with"
     files = [("params.json", json.dumps(settings, indent=2, ensure_ascii=False).encode(), what)]
     for name, tensor in tensors.items():
         files += _tensor_files(name, tensor)

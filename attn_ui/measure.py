@@ -18,8 +18,9 @@ import streamlit as st
 import torch
 
 from attn_core.device import DEFAULT_THREADS, torch_threads
-from attn_core.sweep import Point, Progress, Settings, Stopped, describe, fits, sweep
-from attn_core.timing import benchmark_timer
+from attn_core.sweep import Point, Progress, Settings, Stopped, describe_settings, fits, sweep
+from attn_core.tiled import TILE_BYTES, block_sizes
+from attn_core.timing import benchmark_timer, format_bytes
 from attn_ui.malloc import sweep_allocations
 
 MEASURE = "Measure on this server"  # the button that starts a sweep
@@ -59,7 +60,7 @@ class Measured:
     settings: Settings
     points: tuple[Point, ...]
     stopped: str | None  # why it ended early, or None
-    machine: str  # the settings and the machine as the sweep ran (threads, matmul rate): ``sweep.describe``
+    machine: str  # the settings and the machine's threads as the sweep ran: ``sweep.describe_settings``
 
 
 def run_sweep(settings: Settings) -> Measured | None:
@@ -77,7 +78,7 @@ def run_sweep(settings: Settings) -> Measured | None:
     try:
         # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep on every core, and the largest.
         with torch_threads(DEFAULT_THREADS), sweep_allocations():
-            machine = describe(settings)
+            machine = describe_settings(settings)
             for event in sweep(settings, progress.timer):
                 if isinstance(event, Progress):
                     progress.show(event.done, event.text)
@@ -164,3 +165,24 @@ def slope_rows(sources: dict[str, list[Point]]) -> list[dict[str, str]]:
                 }
             )
     return rows
+
+
+def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) -> str:
+    """What the score matrix and the tiled kernel's memory are made of, for ``settings`` at length ``t``: its blocks
+    (``block_sizes``) and workspace (``tiled_working_bytes`` less the output), which are the same at every long T."""
+    rows = settings.batch * settings.heads
+    heads_at_once, block_q, block_k = block_sizes(rows, t, t, masked)
+    output_bytes = math.prod(settings.shape(t)) * settings.torch_dtype.itemsize
+    workspace = settings.working_bytes("tiled", t) - output_bytes
+    return (
+        f"For B = {settings.batch}, H = {settings.heads}, d = {settings.d_head}, {settings.dtype}, mask: {mask_name}. "
+        "The score matrix alone is B·H·T²·bytes. The tiled version's extra memory is its output (B·H·T·d) plus a "
+        f"workspace that does not grow with T: the B·H = {rows} heads go "
+        + ("all at once" if heads_at_once == rows else f"{heads_at_once} at a time")
+        + f", each with a {block_q} × {block_k} tile of float32 scores "
+        f"({format_bytes(4 * heads_at_once * block_q * block_k)} together, at most {format_bytes(TILE_BYTES)}) "
+        f"and its {block_q} queries scaled, with their running max, sum and output"
+        + ("; the mask's tile as booleans and as floats added to the scores" if masked else "")
+        + (f"; each tile's scores in {settings.dtype} and its values in float32" if settings.dtype != "float32" else "")
+        + f": {format_bytes(workspace)} in all."
+    )

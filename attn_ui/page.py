@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import downloads, malloc, tcp, url_state
+from attn_ui import downloads, malloc, slide, tcp, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
 
@@ -95,19 +95,25 @@ PRESENTER = (
     Param("present", False, url_state.on_off, url_state.format_on_off),
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
 )
-KEPT_ACROSS_VIEWS = ("present",)  # presenter mode stays on from one view to the next
+KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
-PRESENTER_STYLE = THEME_CSS + """<style>
-html { font-size: 21px; }
-h1 { font-size: 2rem !important; padding-top: 0 !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
-.st-key-_section { display: none; }
-.st-key-clicker_keys { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+# A slide: type large enough for the back of a hall (larger on taller screens), the page's margins down to a thin
+# frame, Streamlit's header see-through so that the slide's bar sits beside its buttons, and a compact section title.
+PRESENTER_STYLE = (
+    THEME_CSS
+    + f"""<style>
+html {{ font-size: {slide.TYPE_PX}px; }}
+@media (min-height: {slide.TALL_PX}px) {{ html {{ font-size: {slide.TALL_TYPE_PX}px; }} }}
+[data-testid="stHeader"] {{ background: transparent; pointer-events: none; }}
+[data-testid="stHeader"] * {{ pointer-events: auto; }}
+[data-testid="stMainBlockContainer"] {{ padding: 0.4rem {slide.SIDE_PX}px 0.5rem !important; }}
+[data-testid="stMain"] h2 {{ font-size: 1.5rem !important; padding: 0 !important; }}
+.st-key-slide_bar p {{ margin: 0; }}
+.st-key-slide_bar button {{ min-height: 2.2rem; padding: 0 0.75rem; }}
+.st-key-_section {{ display: none; }}
+.st-key-slide_hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }}
 </style>"""
-
-
-def presenting() -> bool:
-    return st.session_state.get("present") is True
+)
 
 
 def setup(view: View, params: tuple[Param, ...] = ()) -> None:
@@ -141,7 +147,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
             downloads.begin(view.url_path)
         st.divider()
     # One element in both modes, so that what follows keeps its place in the page when presenter mode changes.
-    if presenting():
+    if slide.presenting():
         st.html(PRESENTER_STYLE)
     else:
         st.html(THEME_CSS)
@@ -167,26 +173,30 @@ class Slides:
 
     The open section is in the URL ("slide"). Only it is computed and drawn: a control change redraws one section's
     charts, not the whole view's. A row of buttons picks the section; the last, "All sections", shows every section
-    one under the other. In presenter mode that row is hidden behind a bar with Previous and Next (→ and ← on a
-    keyboard, PageDown and PageUp from a presentation clicker), the step counter and the view's controls in a
-    popover (the sidebar is closed); the introduction shows on the first slide only. Both modes put the open
-    section in the same place in the page, so that switching mode leaves its charts as they are drawn.
+    one under the other. In presenter mode the section is a slide that fits the window: one line at the top names the
+    view and the step, with Previous and Next (→ and ← on a keyboard, PageDown and PageUp from a presentation clicker)
+    and the view's controls in a popover (the sidebar is closed); the title and introduction are left to the
+    presenter's words, and the charts take the room left (``attn_ui.slide``). Both modes put the open section in the
+    same place in the page, so that switching mode leaves its charts as they are drawn.
     ``controls`` is where the view draws its controls: that popover, or the sidebar.
     """
 
     def __init__(self, sections: tuple[Section, ...], title: str, intro: str):
         self.sections = sections
         last = len(sections)
-        numbers = range(1, last + 1) if presenting() else range(ALL_SECTIONS, last + 1)
-        slide = st.session_state.get("slide")
-        url_state.keep_in("slide", numbers, min(slide, last) if type(slide) is int and slide > 0 else 1)
+        numbers = range(1, last + 1) if slide.presenting() else range(ALL_SECTIONS, last + 1)
+        slide_number = st.session_state.get("slide")
+        url_state.keep_in("slide", numbers, min(slide_number, last) if type(slide_number) is int and slide_number > 0 else 1)
         self.current = st.session_state["slide"]
         self._picker_drawn = False
-        st.title(title)
-        with st.container():  # in both modes, so that the sections keep their place in the page
-            if not presenting() or self.current == 1:
+        # Two elements in both modes, so that the sections keep their place in the page.
+        if slide.presenting():
+            self.controls = self._navigation()
+        else:
+            st.title(title)
+            with st.container():
                 st.markdown(intro)
-            self.controls = self._navigation() if presenting() else st.sidebar
+            self.controls = st.sidebar
         # What the view draws above its sections (a note on its input, a warning about its controls) goes into one
         # container, entered for the rest of the run until the picker is drawn, so that the picker keeps its place
         # in the page whether it holds anything or not: a note that comes or goes no longer redraws the section.
@@ -226,9 +236,13 @@ class Slides:
         )
 
     def _navigation(self) -> DeltaGenerator:
-        """The presenter's bar; returns the controls' popover."""
+        """The slide's bar, and under it, out of sight, a clicker's keys and the window's size; returns the
+        controls' popover."""
         last = len(self.sections)
-        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        view = next((view.label for view in VIEWS if view.path == st.session_state.get("_view")), "")
+        with st.container(horizontal=True, vertical_alignment="center", gap="small", key="slide_bar"):
+            section = self.sections[self.current - 1].label
+            st.markdown(f"**{view}** · Step {self.current} of {last} · {section}", width="content")
             st.button(
                 "Previous",
                 icon=":material/arrow_back:",
@@ -248,11 +262,11 @@ class Slides:
                 disabled=self.current == last,
                 type="primary",
             )
-            st.markdown(f"**Step {self.current} of {last}** · {self.sections[self.current - 1].title}", width="content")
             controls = st.popover("Controls", icon=":material/tune:")
-        with st.container(key="clicker_keys"):  # a presentation clicker's keys; visually hidden
+        with st.container(key="slide_hidden"):
             st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
             st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_move_slide, args=(1, last))
+            slide.read_window_size()
         return controls
 
 

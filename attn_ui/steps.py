@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,19 @@ from streamlit.delta_generator import DeltaGenerator
 from torch import Tensor
 
 from attn_core import AttentionSteps
-from attn_ui import downloads
-from attn_ui.charts import BAR_HEIGHT, MAX_WIDTH, bars, bars_width, heatmap, heatmap_width, title_width
+from attn_ui import downloads, slide
+from attn_ui.charts import (
+    BAR_HEIGHT,
+    MAX_HEIGHT,
+    MAX_STEP,
+    MAX_WIDTH,
+    bars,
+    bars_width,
+    heatmap,
+    heatmap_frame,
+    heatmap_width,
+    title_width,
+)
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
 from attn_ui.formula import plain_formula
@@ -21,11 +33,28 @@ from attn_ui.formula import plain_formula
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
 MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
+SLIDE_MAX_STEP = 120  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
+SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
+CHART_FRAME = 110  # pixels of a bar or line chart's height outside its plot: title, labels across, axis title
 
 
-def row() -> DeltaGenerator:
-    """A row of blocks (charts with their titles) that wraps to fewer per line when the main column is narrow."""
-    return st.container(horizontal=True, wrap=True, gap="medium")
+def heatmap_size(col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH) -> dict:
+    """A heatmap's size options (those of ``charts.heatmap``): on a slide, the room the slide
+    leaves it; elsewhere, at most ``max_width`` wide."""
+    room = slide.room()
+    if room is None:
+        return {"max_width": max_width, "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
+    cells_height = room.height - heatmap_frame(col_labels, title_lines)
+    return {"max_width": room.width, "max_height": cells_height, "max_step": SLIDE_MAX_STEP, "max_aspect": SLIDE_MAX_ASPECT}
+
+
+@contextmanager
+def row(count: int = 1, extra_lines: int = 0) -> Iterator[None]:
+    """A row of ``count`` blocks (charts with their titles) that wraps to fewer per line when the main column is
+    narrow; on a slide, they share its width and take its height, less ``extra_lines`` lines of text it shows besides
+    its lead (``attn_ui.slide.sharing``)."""
+    with st.container(horizontal=True, wrap=True, gap="medium"), slide.sharing(count, extra_lines):
+        yield
 
 
 def block(width: int) -> DeltaGenerator:
@@ -69,7 +98,8 @@ def matrix_step(
     exact = tensor.detach().cpu().numpy()
     matrix = exact.astype(np.float64)
     subtitle = (plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
-    with block(max(heatmap_width(row_labels, col_labels, max_width), title_width(title, subtitle))):
+    size = heatmap_size(col_labels, 1 + len(subtitle), max_width)
+    with block(max(heatmap_width(row_labels, col_labels, **size), title_width(title, subtitle))):
         draw(
             heatmap,
             matrix,
@@ -80,11 +110,14 @@ def matrix_step(
             col_title=col_title,
             title=title,
             subtitle=subtitle,
-            max_width=max_width,
             highlight=highlight,
+            **size,
         )
+        name = downloads.keep_matrix(title, exact, row_labels, col_labels)
+        if slide.presenting():  # a slide shows the chart alone; the view's bundle has its numbers
+            return
         with st.container(horizontal=True, gap="small"):
-            name = downloads.keep_matrix(title, exact, row_labels, col_labels)
+            downloads.download_menu(name, exact, row_labels, col_labels)
             if matrix.size <= TABLE_UP_TO and kind != "mask":
                 # Made only while open (opening it reruns the page): a dozen tables took a fifth of every rerun.
                 with st.expander("Numbers", key=f"numbers {name}", on_change="rerun") as numbers:
@@ -96,7 +129,7 @@ def projection_steps(
     weights: tuple[Tensor, Tensor, Tensor], row_labels: list[str], col_labels: list[str], head: int | None = None
 ) -> None:
     """W_Q, W_K and W_V, each (C, d), as heatmaps in a row; with ``head``, as that head's slices of them."""
-    with row():
+    with row(len(weights)):
         for name, matrix in zip("QKV", weights, strict=True):
             if head is None:
                 title, formula = f"W_{name}", rf"W_{name} \in \mathbb{{R}}^{{C \times d_k}}"
@@ -108,10 +141,14 @@ def projection_steps(
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label; with a title,
     its values can be downloaded."""
-    with block(heatmap_width(row_labels, col_labels)):
-        if options.get("title"):
-            downloads.keep_matrix(options["title"], values, row_labels, col_labels)
-        draw(heatmap, values, row_labels, col_labels, **options)
+    title = options.get("title")
+    size = heatmap_size(col_labels, 1 if title else 0)
+    with block(heatmap_width(row_labels, col_labels, **size)):
+        if title:
+            name = downloads.keep_matrix(title, values, row_labels, col_labels)
+            if not slide.presenting():
+                downloads.download_menu(name, values, row_labels, col_labels)
+        draw(heatmap, values, row_labels, col_labels, **size, **options)
 
 
 def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:
@@ -122,7 +159,7 @@ def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[st
         ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
         ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
     )
-    with row():
+    with row(len(matrices)):
         for title, formula, tensor, kind in matrices:
             matrix_step(
                 title,
@@ -158,7 +195,11 @@ def bar_block(
 
 def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **options: Any) -> None:
     """``builder(*args, **options)`` (a chart of ``attn_ui.charts``) as wide as its block: ``width`` pixels, or its
-    whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own."""
+    whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own. On a slide, a chart
+    of a given height takes the room the slide leaves it."""
+    room = slide.room()
+    if room is not None and height != "content":
+        width, height = room.width, room.height - CHART_FRAME
     with block(width):
         draw(builder, *args, width="stretch", height=height, **options)
 

@@ -15,12 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
     sys.path.insert(0, str(ROOT))
 
-from tests.browser_support import SENTENCE, chromium, exception_texts, running_app, settle_layout, visit  # noqa: E402
+from tests.browser_support import (  # noqa: E402
+    SENTENCE,
+    chromium,
+    exception_texts,
+    running_app,
+    settle_layout,
+    visit,
+    wait_for_runs,
+)
 
 IMAGES = ROOT / "docs" / "images"
 WITH_SENTENCE = urlencode({"text": SENTENCE})
 SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to (None: the top)
-    ("presenter-pipeline.png", "/Pipeline?present=on&slide=4", (1280, 720), "light", None),
+    ("presenter-pipeline.png", "/Pipeline?present=on&slide=4", (1920, 1080), "light", None),
+    ("presenter-pipeline-projector.png", "/Pipeline?present=on&slide=4", (1024, 576), "dark", None),
     ("dark-multi-head.png", f"/Multi_head?{WITH_SENTENCE}&slide=2", (1440, 900), "dark", "2 · Every head's attention"),
     ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}&slide=4", (1920, 1080), "light", None),
 )
@@ -30,6 +39,8 @@ def take(browser, url: str, path: Path, viewport: tuple[int, int], scheme: str, 
     """One screenshot of the window as a viewer sees it; refuses to save a page that shows a traceback."""
     page = visit(browser, url, viewport=viewport, color_scheme=scheme)
     try:
+        if "present=on" in url:
+            wait_for_runs(page, 1)  # a slide is drawn again once the window has reported its size
         settle_layout(page)
         if heading:
             page.get_by_role("heading", name=heading).evaluate("element => element.scrollIntoView()")

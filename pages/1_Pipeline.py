@@ -142,17 +142,15 @@ if slides.show(1):
         st.markdown(f"X is what enters layer {layer} of {MODEL_NAME}: {layer_input}.")
     else:
         st.markdown(
-            "Each token is looked up in an embedding table: the same word always gets the same row, "
-            "whatever its neighbours (like word2vec). "
+            "Each token is looked up in an embedding table: a word always gets the same row (like word2vec). "
             + (
-                "Position encodings are added, so equal words at different places now differ."
+                "Position encodings are added, so equal words at different places differ."
                 if st.session_state["pos"]
-                else "Nothing here says *where* a token stands: without position encodings, a repeated word "
-                "gets identical rows all the way down. Switch them on in the controls to compare."
+                else "Nothing says *where* it stands: a repeated word gets identical rows (see *Position encodings*)."
             )
         )
     if walk.x is not None:
-        with row():
+        with row(2 if cross else 1):
             matrix_step(
                 "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
                 r"X \in \mathbb{R}^{T \times C}",
@@ -195,7 +193,7 @@ if slides.show(2):
 
 if slides.show(3):
     source_name = "X_{src}" if cross else "X"
-    with row():
+    with row(3):
         for name, tensor, labels in zip(("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True):
             if walk.x is None:
                 formula = rf"{name}\ \text{{(given)}}"
@@ -223,7 +221,7 @@ if slides.show(5):
 if slides.show(6):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
     query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
-    with row():
+    with row(2, extra_lines=4):  # the query's menu above, its context vector below
         bar_block(steps.scaled[b, query], keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”")
         bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
     st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")

@@ -129,7 +129,7 @@ if slides.show(3, f"Head {head}: its slices of W_Q, W_K and W_V"):
 
 if slides.show(4, f"Head {head}: its queries, keys and values"):
     st.markdown(f"Each token's row of X times head {head}'s slices gives its query, key and value, of size C/h = {d_head}.")
-    with row():
+    with row(3):
         for name, tensor in zip(("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True):
             formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
             matrix_step(
@@ -157,7 +157,7 @@ if slides.show(6):
         f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
         f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
     )
-    with row():
+    with row(3):
         concat = r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}"
         matrix_step("Concat", concat, steps.concat, tokens, features)
         matrix_step(

@@ -1,16 +1,18 @@
 """Cost view: time and memory of attention against the sequence length T, measured live."""
 
+from dataclasses import asdict
+
 import pandas as pd
 import streamlit as st
 
 from attn_core import available_devices
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, TABLE_COLUMNS, Settings, default_memory_budget, plan
-from attn_core.tiled import BLOCK_K, BLOCK_Q, online_softmax_walk, random_row, score_matrix_bytes
+from attn_core.tiled import online_softmax_walk, random_row, score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
-from attn_ui import page, url_state
+from attn_ui import downloads, page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
-from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows, slope_summary
+from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows, slope_summary, tiled_memory_note
 from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
 
@@ -21,13 +23,23 @@ D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
 MASKS = {"none": "None", "causal": "Causal", "window": "Sliding window"}
+# Every point's columns (sweep.TABLE_COLUMNS) in three tables of a few columns each, so that each fits the main
+# column of a 1024-px window with the sidebar open (528 px inside the expander).
+POINT_TABLES = {
+    "Time": ("method", "T", "mask", "median ms", "min ms", "noise (IQR %)", "noisy"),
+    "Rate": ("method", "T", "backend", "GFLOP/s", "matmul GFLOP/s", "% of matmul"),
+    "Memory and error": ("method", "T", "peak MiB", "T×T matrix MiB", "max |Δ| vs SDPA"),
+}
 NUMBER_FORMATS = {
     "median ms": "%.2f",
     "min ms": "%.2f",
     "noise (IQR %)": "%.1f",
     "GFLOP/s": "%.1f",
+    "matmul GFLOP/s": "%.1f",
     "% of matmul": "%.0f",
     "peak MiB": "%.2f",
+    "T×T matrix MiB": "%.2f",
+    "max |Δ| vs SDPA": "%.1e",
 }
 PARAMS = (
     Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
@@ -137,6 +149,12 @@ if slides.show(1):
     sources = {"reference": [p for p in reference.points if p.mask.split(":")[0] == shown_mask.split(":")[0]]}
     if measured is not None and measured.points:
         sources["this server"] = list(measured.points)
+    downloads.keep_table(  # every point drawn, with the settings and the machine each source was measured with
+        "Results",
+        pd.DataFrame([{"source": source, **asdict(p)} for source, drawn in sources.items() for p in drawn]),
+        {"reference": {**reference.settings, "machine": reference.machine}}
+        | ({"this server": {**asdict(measured.settings), "machine": measured.machine}} if "this server" in sources else {}),
+    )
     with row():
         options = {"x_title": "T", "log_x": True, "log_y": True}
         time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
@@ -149,14 +167,16 @@ if slides.show(1):
     st.markdown(slope_summary(sources))
     points = sources.get("this server", sources["reference"])
     label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
-    # Made when opened: the slopes' table and a data grid of some 30 rows and 14 columns. Their code (0.8 MB for the
-    # table alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
+    # Made when opened: the slopes' table and three data grids of some 30 rows (14 columns in all). Their code (0.8 MB
+    # for the data grid alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
     with st.expander(label, key="cost_points", on_change="rerun") as every_point:
         if every_point.open:
             st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
-            table = pd.DataFrame([{column: getattr(p, name) for column, (name, _) in TABLE_COLUMNS.items()} for p in points])
             config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-            st.dataframe(table, hide_index=True, column_config=config)
+            for title, columns in POINT_TABLES.items():
+                st.markdown(f"**{title}**")
+                table = pd.DataFrame([{column: getattr(p, TABLE_COLUMNS[column][0]) for column in columns} for p in points])
+                st.dataframe(table, hide_index=True, column_config=config)  # the formats of the columns it has
     about = reference.machine
     st.caption(
         f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
@@ -166,15 +186,13 @@ if slides.show(1):
         "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
         "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
         "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
-        "% of matmul compares GFLOP/s with the best rate of a matmul of the same shapes, timed in turn with the methods "
-        "(interleaved) at each T, so both see the same load. Peak memory: what a call allocates on top of q, k, v."
+        "% of matmul is GFLOP/s over matmul GFLOP/s (at most 100), the best rate at the same T of attention's two "
+        "matmuls with the same shapes (Q Kᵀ, then scores V, without the softmax), timed in turn with the methods "
+        "(interleaved), so both see the same load. Peak memory: what a call allocates on top of q, k, v."
     )
 
 if slides.show(2):
-    st.markdown(
-        f"For B = {settings.batch}, H = {settings.heads}, {settings.dtype}: the score matrix alone is B·H·T²·bytes. "
-        f"The tiled version's extra memory is its output plus one {BLOCK_Q} × {BLOCK_K} block of scores per head."
-    )
+    st.markdown(tiled_memory_note(settings, MASKS[mask].lower(), mask != "none", min(LONG_CONTEXTS.values())))
     st.table(
         pd.DataFrame(
             [

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import itertools
+import json
+import re
 import threading
 
+import pandas as pd
 import pytest
 import torch
 
 from attn_core import sweep as sweeps
 from attn_core.device import DEFAULT_THREADS
-from attn_core.sweep import Settings, plan
-from attn_core.tiled import online_softmax_walk, random_row
-from attn_core.timing import GIB, supported_dtypes
+from attn_core.sweep import TABLE_COLUMNS, Settings, plan
+from attn_core.tiled import TILE_BYTES, block_sizes, online_softmax_walk, random_row, tiled_working_bytes
+from attn_core.timing import GIB, format_bytes, supported_dtypes
 from attn_ui import measure
 from attn_ui.measure import MEASURE
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
 COST = "pages/5_Cost.py"
 METHODS = ("naive", "sdpa", "tiled")
+# A data grid's width as Streamlit 1.67 draws it in Chromium: px per character of a column's longest text (header
+# or cell) and px per column. Fitted to the widths Chromium gave the Cost view's tables of points (content width;
+# 397-953 px), which it overestimates by 2-7%.
+GRID_PX_PER_CHAR, GRID_PX_PER_COLUMN = 6.5, 22
+POINTS_COLUMN_PX = 528  # inside the expander of every point, in a 1024 × 576 window with the sidebar open (Chromium)
 
 
 def time_chart(at) -> list[dict]:
@@ -29,11 +37,30 @@ def memory_chart(at) -> list[dict]:
     return next(rows for rows in chart_frames(at) if rows and "peak MiB" in rows[0])
 
 
-def points_table(at):
-    """Every point's row, from the table made when its expander opens."""
+def point_tables(at) -> list:
+    """The data grids of every point (time; rate; memory and error), made when their expander opens."""
     if not any("median ms" in df.value.columns for df in at.dataframe):
         open_all(at, "expander", "cost_points")
-    return next(df.value for df in at.dataframe if "median ms" in df.value.columns)
+    return [df for df in at.dataframe if "method" in df.value.columns]
+
+
+def points_table(at) -> pd.DataFrame:
+    """Every point's row: the columns of its tables side by side."""
+    first, *others = (df.value for df in point_tables(at))
+    for other in others:
+        assert other[["method", "T"]].equals(first[["method", "T"]])  # the same points in the same order
+    return pd.concat([first, *(other.drop(columns=["method", "T"]) for other in others)], axis=1)
+
+
+def grid_width(df) -> float:
+    """The estimated width in px of a data grid (see GRID_PX_PER_CHAR), its cells written with their number formats."""
+    configs = json.loads(df.proto.columns)
+    formats = {column: config["type_config"]["format"] for column, config in configs.items() if "type_config" in config}
+    width = 0.0
+    for column in df.value.columns:
+        cells = [formats[column] % value if column in formats else str(value) for value in df.value[column]]
+        width += GRID_PX_PER_CHAR * max(len(column), *map(len, cells)) + GRID_PX_PER_COLUMN
+    return width
 
 
 def slopes_table(at):
@@ -129,8 +156,8 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     table = points_table(at)
     assert list(zip(table["method"], table["T"], strict=True)) == [(m, t) for t in lengths for m in METHODS]
     drawn = {(row["series"].split(" ")[0], int(row["T"])): row["median ms"] for row in time_chart(at)}
-    for row in table.itertuples(index=False):
-        assert drawn[row.method, row.T] == pytest.approx(row[3])  # the chart draws the table's medians
+    for method, t, median in zip(table["method"], table["T"], table["median ms"], strict=True):
+        assert drawn[method, t] == pytest.approx(median)  # the chart draws the table's medians
     assert (table["median ms"] > 0).all() and (table["max |Δ| vs SDPA"] < 1e-5).all()
     assert set(table[table["method"] == "sdpa"]["backend"]) <= {"flash (CPU)", "math (CPU)"}
     assert table["T×T matrix MiB"].tolist() == [8 * t * t * 4 / 2**20 for t in lengths for _ in METHODS]
@@ -144,6 +171,64 @@ def test_defaults_run_a_small_sweep_and_draw_it():
     assert_summary_matches_table(at, "reference")
     caption = " ".join(texts(at, "caption"))
     assert "threads" in caption and "4·B·H·T²·d" in caption and "matmul" in caption
+
+
+@pytest.mark.parametrize("mask", ["none", "window"])  # "window:256" makes the widest mask column
+def test_tables_of_points_fit_a_1024_px_window(mask):
+    """A table wider than its column scrolls sideways, its last columns off screen: the points' 14 columns in one
+    table did, at 1024 × 576 with the sidebar open. Each table fits; together they have every column."""
+    at = open_view(COST, mask=mask)
+    assert_clean(at)
+    tables = point_tables(at)
+    assert {column for df in tables for column in df.value.columns} == set(TABLE_COLUMNS)
+    for df in tables:
+        assert grid_width(df) <= POINTS_COLUMN_PX, f"{list(df.value.columns)}: {grid_width(df):.0f} px"
+
+
+def test_percent_of_matmul_is_each_rows_rate_over_its_matmul_rate(monkeypatch):
+    """Each row shows the matmul rate its "% of matmul" divides by, and the page shows no other matmul rate (such
+    as one of a square matmul, timing.matmul_gflops, here a recognizable 4321)."""
+    monkeypatch.setattr(sweeps, "matmul_gflops", lambda device, dtype: 4321.0)
+    at = open_view(COST)
+    reference = points_table(at)
+    at.button(key="run").click().run()
+    assert_clean(at)
+    measured = points_table(at)
+    assert len(reference) == 18 and len(measured) == 12
+    for table in (reference, measured):
+        assert (table["matmul GFLOP/s"] > 0).all()
+        expected = (100 * table["GFLOP/s"] / table["matmul GFLOP/s"]).clip(upper=100)
+        assert table["% of matmul"].tolist() == pytest.approx(expected.tolist())
+    shown = " ".join(texts(at, "caption") + texts(at, "markdown") + texts(at, "info"))
+    assert "matmul GFLOP/s" in shown and "4321" not in shown
+
+
+TILED_SENTENCE = re.compile(
+    r"the B·H = (?P<rows>\d+) heads go (?:all at once|(?P<chunk>\d+) at a time), each with a (?P<block_q>\d+) × "
+    r"(?P<block_k>\d+) tile of float32 scores \((?P<tiles>[\d.]+ \w+) together, at most (?P<limit>[\d.]+ \w+)\)"
+    r".*: (?P<workspace>[\d.]+ \w+) in all\."
+)
+
+
+@pytest.mark.parametrize("query, masked", [({"batch": "4"}, False), ({"mask": "causal", "heads": "32"}, True)])
+def test_tiled_memory_sentence_agrees_with_tiled_working_bytes(query, masked):
+    """The T × T section says what the tiled attention holds besides its output: heads per chunk, each one's tile,
+    and the workspace in all, the same at every T of its table."""
+    at = open_view(COST, **query)
+    assert_clean(at)
+    sentence = next(text for text in texts(at, "markdown") if "The tiled version's extra memory" in text)
+    stated = TILED_SENTENCE.search(sentence)
+    assert stated, sentence
+    batch, heads, d_head = int(query.get("batch", 1)), int(query.get("heads", 8)), 64
+    rows = batch * heads
+    chunk, block_q, block_k = int(stated["chunk"] or rows), int(stated["block_q"]), int(stated["block_k"])
+    assert int(stated["rows"]) == rows
+    assert stated["tiles"] == format_bytes(4 * chunk * block_q * block_k) and stated["limit"] == format_bytes(TILE_BYTES)
+    extrapolation = next(df.value for df in at.table if "one T × T score matrix" in df.value.columns)
+    for t in (int(text.replace(",", "")) for text in extrapolation["T"]):
+        assert block_sizes(rows, t, t, masked) == (chunk, block_q, block_k)
+        output = rows * t * d_head * 4
+        assert format_bytes(tiled_working_bytes(batch, heads, t, d_head, torch.float32, masked) - output) == stated["workspace"]
 
 
 def test_extrapolation_and_walkthrough():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from dataclasses import fields
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -16,6 +17,8 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from attn_core.bench import reference_results
+from attn_core.sweep import Point
 from attn_ui.downloads import SHARE_LINK
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
@@ -92,6 +95,9 @@ def test_every_view_has_its_bundle_and_a_link_to_copy(view, downloads):
         readme = files.read("README.txt").decode()
     assert name.endswith(".zip") and params["view"] in view and params["versions"]["torch"]
     assert all(file in readme for file in listed - {"README.txt"})
+    with zipfile.ZipFile(io.BytesIO(bundle)) as files:  # PNG header (IHDR) widths: each fills a full-HD slide
+        assert all(int.from_bytes(files.read(file)[16:20]) >= 1920 for file in listed if file.endswith(".png"))
+
     def links() -> list[str]:
         return [text for text in texts(at, "code") if "/" + params["view"] in text]
 
@@ -137,3 +143,23 @@ def test_a_matrix_chart_downloads_as_a_titled_slide_image(downloads):
     ((_, bundle),) = click(at, downloads, BUNDLE)
     with zipfile.ZipFile(io.BytesIO(bundle)) as files:
         assert {"Attention_weights.png", "Attention_weights.svg", "Attention_weights.npy"} <= set(files.namelist())
+
+
+def test_the_cost_bundle_holds_every_point_drawn_and_what_each_source_was_measured_with(downloads):
+    at = open_view(COST, T_max="256", repeats="1")
+    at.button(key="run").click().run()
+    assert_clean(at)
+    ((_, bundle),) = click(at, downloads, BUNDLE)
+    with zipfile.ZipFile(io.BytesIO(bundle)) as files:
+        results = pd.read_csv(io.BytesIO(files.read("Results.csv")), index_col=0, keep_default_na=False)
+        settings = json.loads(files.read("params.json"))["table settings"]["Results"]
+        assert "Results.csv" in files.read("README.txt").decode()
+    assert list(results.columns) == ["source", *(field.name for field in fields(Point))]
+    reference = reference_results()
+    drawn = [point for point in reference.points if point.mask == "none"]  # the view's mask
+    assert results["source"].tolist() == ["reference"] * len(drawn) + ["this server"] * 3 * 2  # 3 methods, T = 128, 256
+    assert results["median_ms"].tolist()[: len(drawn)] == [point.median_ms for point in drawn]  # exact
+    assert settings["reference"] == {**reference.settings, "machine": reference.machine}
+    server = settings["this server"]
+    shape = [server[key] for key in ("batch", "heads", "d_head", "dtype", "masks", "lengths", "repeats")]
+    assert shape == [1, 8, 64, "float32", ["none"], [128, 256], 1] and "threads" in server["machine"]

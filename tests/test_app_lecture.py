@@ -177,10 +177,12 @@ def test_heatmaps_label_every_token_and_never_drop_labels():
 def test_presenter_mode_shows_one_slide_and_steps_with_next(view):
     at = open_view(view.path, present="on")
     assert_clean(at)
-    steps = [text for text in texts(at, "markdown") if text.startswith("**Step 1 of ")]
-    assert steps, "no step counter"
-    last = int(steps[0].split(" of ")[1].split("**")[0])
+    bar = f"**{view.label}** · Step 1 of "
+    steps = [text for text in texts(at, "markdown") if text.startswith(bar)]
+    assert steps, "no slide bar naming the view and the step"
+    last = int(steps[0].removeprefix(bar).split(" · ")[0])
     assert last >= 3 and len(at.header) == 1 and at.header[0].value.startswith("1 · ")
+    assert not at.title, "a slide repeats the view's title"
     at.button(key="slide_next").click().run()
     assert_clean(at)
     assert at.query_params["slide"] == "2" and at.header[0].value.startswith("2 · ")

@@ -127,3 +127,11 @@ def test_view_bundle_refuses_two_entries_with_one_file_name():
 def test_installed_versions_name_torch_and_streamlit():
     versions = export.installed_versions()
     assert versions["torch"].startswith("2.") and versions["streamlit"].startswith("1.")
+
+
+def test_a_png_is_never_a_pixel_short_of_the_slide_width():
+    """vl-convert multiplies in single precision and drops the fraction: 500 px at the scale 1920 / 500 = 3.84 make
+    1,919.9999, a PNG 1,919 px wide."""
+    for width in range(100, export.SLIDE_WIDTH // export.SCALE + 1):
+        svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="10"><rect width="5" height="5"/></svg>'
+        assert png_size(export._png(svg, export.SLIDE_WIDTH, export.SCALE))[0] >= export.SLIDE_WIDTH, width

@@ -149,3 +149,13 @@ def test_the_app_does_not_watch_its_sources():
     watch, on the server's event loop: about 0.15 s of every new tab's first render. The benchmarks ran without one."""
     config = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
     assert config["server"]["fileWatcherType"] == "none"
+
+
+def test_viewers_see_the_app_not_the_developer_toolbar():
+    """Streamlit's default ("auto") shows its Deploy button and developer menu to a browser on localhost, on a slide
+    too; "viewer" hides them and keeps the main menu with its theme switch. Read as Streamlit reads it, from the
+    project's .streamlit/config.toml."""
+    read = "from streamlit import config; print(config.get_option('client.toolbarMode'))"
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", read], cwd=root, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "viewer"

@@ -58,11 +58,12 @@ def _positions(encoded: Encoded, b: int, word: str) -> list[int]:
 
 
 def _excerpt(text: str, limit: int = 80) -> str:
-    """The text, or its start cut after a whole word and followed by "…" where it is longer than ``limit``."""
+    """The text, or where it is longer than ``limit``, its start up to a whole word followed by "…": ``limit``
+    characters at most (a first word longer than that is cut)."""
     if len(text) <= limit:
         return text
-    start = text[: limit - 1]
-    return (start.rsplit(" ", 1)[0] if " " in start else start) + "…"
+    space = text.rfind(" ", 0, limit)  # the last one that leaves room for "…", even right after a whole word
+    return (text[:space].rstrip() if space > 0 else text[: limit - 1]) + "…"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,102 @@
+"""The room a presenter slide leaves its charts: the browser's window size, reported by a tiny component, less the
+slide's bar, section title and lead.
+
+Streamlit does not tell a script how large the window is, and a chart's text must keep its size (14 px and up) while
+the chart fits the screen: CSS that scales a drawn chart would shrink its text with it, and Vega's container sizing
+stretches the plot but not a heatmap's cells per token. So the window reports its size (on opening and after a
+resize), the script reruns with it, and each chart is drawn at the size the slide leaves it. Until the window has
+reported, the smallest screen presenters use is assumed, so that the first slide drawn already fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import streamlit as st
+
+SMALLEST = (1024, 576)  # pixels: a 1280 × 720 projector at 125 % zoom
+VIEWPORT_KEY = "_viewport"  # session state: the window's (width, height) as last reported
+SIDE_PX = 64  # pixels left and right of the slide (the sidebar's open button lies in the left one)
+TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL_PX high; TALL_TYPE_PX on a taller one
+TALL_TYPE_PX = 21
+TALL_PX = 800
+ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
+# Above a slide's charts, the bar (view, step, Previous / Next, Controls), the section's title and a lead of two
+# lines, with their margins; below them, the page's bottom margin. In rem: they grow with the presenter's type.
+CHROME_REM = 13.5
+LINE_REM = 1.7  # one more line of text on a slide
+
+# The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize; the
+# script's last known size comes back as ``data``, so a remount of the same size reports nothing and causes no rerun.
+_WINDOW_SIZE_JS = """
+export default function({ setStateValue, data }) {
+  const report = () => setStateValue("size", [window.innerWidth, window.innerHeight]);
+  let timer;
+  const onResize = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
+  window.addEventListener("resize", onResize);
+  if (!data || data[0] !== window.innerWidth || data[1] !== window.innerHeight) report();
+  return () => { clearTimeout(timer); window.removeEventListener("resize", onResize); };
+}
+"""
+_window_size = st.components.v2.component("attention_explorer.window_size", js=_WINDOW_SIZE_JS)
+
+
+def read_window_size() -> None:
+    """Mount the component that reports the window's size (call it where the slide can hold an invisible element)."""
+    known = st.session_state.get(VIEWPORT_KEY)
+    result = _window_size(key="window_size", data=known, on_size_change=_rerun_only, height=0)
+    size = result.get("size")
+    if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) and 200 <= n <= 10_000 for n in size):
+        st.session_state[VIEWPORT_KEY] = tuple(size)
+
+
+def _rerun_only() -> None:
+    """A new size needs nothing but the rerun that follows it."""
+
+
+def presenting() -> bool:
+    return st.session_state.get("present") is True
+
+
+def window() -> tuple[int, int]:
+    """The window's (width, height) in CSS pixels; SMALLEST until the browser has said."""
+    return st.session_state.get(VIEWPORT_KEY, SMALLEST)
+
+
+@dataclass(frozen=True)
+class Room:
+    """Pixels one chart may take on the open slide."""
+
+    width: int
+    height: int
+
+
+_room: ContextVar[Room | None] = ContextVar("room", default=None)
+
+
+def room() -> Room | None:
+    """The room of each chart of the row being drawn on a slide; None outside a slide's row (the page scrolls)."""
+    return _room.get()
+
+
+@contextmanager
+def sharing(count: int, extra_lines: int = 0) -> Iterator[None]:
+    """Within the block, ``count`` charts share the slide's width side by side and have its height, less
+    ``extra_lines`` lines of text that the slide shows besides its lead; outside presenter mode, nothing changes."""
+    if not presenting():
+        yield
+        return
+    width, height = window()
+    rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
+    share = Room(
+        width=int((width - 2 * SIDE_PX - (count - 1) * ROW_GAP_REM * rem) / count),
+        height=int(height - (CHROME_REM + extra_lines * LINE_REM) * rem),
+    )
+    token = _room.set(share)
+    try:
+        yield
+    finally:
+        _room.reset(token)

@@ -1,0 +1,114 @@
+"""Presenter slides fit the screen they are projected on, in a real browser (Playwright + Chromium).
+
+Every slide of a view is walked with the → key at the four window sizes a lecture meets, in the light and the dark
+theme, with the view's default sentence, and measured: the page does not scroll, every chart lies wholly inside the
+window, every token of a heatmap keeps its label on both axes, chart text is at least 14 px, and on a full-HD screen
+the slide's charts take at least half of its height. One server and one browser serve the whole module.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_ui.page import VIEWS
+from tests.browser_support import (
+    browser,
+    exception_texts,
+    rerun,
+    server,
+    settle_layout,
+    skip_without_browser,
+    visit,
+    wait_for_runs,
+)
+
+skip_without_browser()
+__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+
+VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
+FULL_HD = (1920, 1080)
+FITTED = ("Pipeline",)  # the views whose every slide is laid out for the screen (issue 37 goes on)
+SLACK_PX = 1
+MIN_TEXT_PX = 14
+MIN_SPAN = 0.5  # of the window's height, taken by a full-HD slide's charts
+
+SLIDE = r"""() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const step = (main.innerText.match(/Step (\d+) of (\d+)/) || []).slice(1).map(Number);
+  const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
+    .filter(chart => chart.getClientRects().length > 0)
+    .map(chart => {
+      const svg = chart.querySelector("svg");
+      const box = (svg || chart).getBoundingClientRect();
+      const shown = text => parseFloat(getComputedStyle(text).opacity) > 0 && text.getBBox().width > 0;
+      const axes = svg ? [...svg.querySelectorAll("g.role-axis")].map(axis => {
+        const labels = [...axis.querySelectorAll("g.role-axis-label text")];
+        return { labels: labels.length, shown: labels.filter(shown).length };
+      }) : [];
+      const sizes = svg ? [...svg.querySelectorAll("text")].filter(shown).map(t => parseFloat(getComputedStyle(t).fontSize)) : [];
+      return {
+        name: chart.getAttribute("aria-label") || "chart",
+        top: box.top, bottom: box.bottom, left: box.left, right: box.right,
+        axes, smallestText: Math.min(...sizes),
+      };
+    });
+  return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts };
+}"""
+
+
+def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str) -> list[dict]:
+    """Every slide of ``view`` in presenter mode, measured once it has settled."""
+    page = visit(browser, f"{server_url}/{view.url_path}?present=on", viewport=viewport, color_scheme=scheme)
+    try:
+        wait_for_runs(page, 1)  # the rerun that follows the window's report of its size
+        slides = []
+        while True:
+            settle_layout(page)
+            slide = page.evaluate(SLIDE)
+            slide["exceptions"] = exception_texts(page)
+            slides.append(slide)
+            number, last = slide["step"]
+            if number >= last:
+                return slides
+            with rerun(page):
+                page.evaluate("() => document.activeElement && document.activeElement.blur()")
+                page.keyboard.press("ArrowRight")
+    finally:
+        page.close()
+
+
+def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
+    width, height = viewport
+    found = list(slide["exceptions"])
+    if slide["scrollHeight"] > slide["clientHeight"] + SLACK_PX:
+        found.append(f"the page scrolls: {slide['scrollHeight']} px of content in {slide['clientHeight']}")
+    for chart in slide["charts"]:
+        where = f"{chart['name'][:60]} [x {chart['left']:.0f}–{chart['right']:.0f}, y {chart['top']:.0f}–{chart['bottom']:.0f}]"
+        if (
+            chart["top"] < -SLACK_PX
+            or chart["left"] < -SLACK_PX
+            or chart["bottom"] > height + SLACK_PX
+            or chart["right"] > width + SLACK_PX
+        ):
+            found.append(f"{where} is not wholly on screen")
+        if chart["name"].startswith("heatmap:") and any(axis["shown"] < axis["labels"] for axis in chart["axes"]):
+            found.append(f"{where} drops token labels: {chart['axes']}")
+        if chart["smallestText"] < MIN_TEXT_PX and chart["name"].startswith(("heatmap:", "bars:", "lines:")):
+            found.append(f"{where} has text of {chart['smallestText']} px")
+    return found
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
+@pytest.mark.parametrize("view", [view for view in VIEWS if view.label in FITTED], ids=lambda view: view.url_path)
+def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
+    slides = walk(server, browser, view, viewport, scheme)
+    assert len(slides) == slides[0]["step"][1] >= 3
+    problems = [f"slide {slide['step'][0]}: {problem}" for slide in slides for problem in problems_of(slide, viewport)]
+    if viewport == FULL_HD:
+        for slide in slides:
+            charts = slide["charts"]
+            span = (max(c["bottom"] for c in charts) - min(c["top"] for c in charts)) / viewport[1] if charts else 1
+            if span < MIN_SPAN:
+                problems.append(f"slide {slide['step'][0]}: its charts take {span:.0%} of the screen's height")
+    assert not problems, f"{view.label} at {viewport} ({scheme}):\n" + "\n".join(problems)
