@@ -48,6 +48,7 @@ MAX_HEIGHT = 720  # pixels of cells: 36 tokens at MIN_STEP
 COMPACT_HEIGHT = 360  # pixels of cells of a feature-by-feature matrix (a W)
 KINDS = ("weights", "signed", "mask")
 LEGEND_HEIGHT = 68  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
+LEGEND_WIDTH = 100  # pixels of a colour legend at a plot's right: its offset, its bar and labels ("allowed")
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
 BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
@@ -116,15 +117,16 @@ BOUND_PARAMS = [
 ]
 
 
-def _colour(kind: str) -> dict:
+def _colour(kind: str, legend_side: str = "bottom") -> dict:
+    """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right."""
     if kind == "mask":
         scale = {"domain": ["allowed", "blocked"], "range": [ALLOWED_COLOUR, MASKED_COLOUR]}
-        return {"field": "category", "type": "nominal", "scale": scale, "title": None, "legend": {"orient": "bottom"}}
+        return {"field": "category", "type": "nominal", "scale": scale, "title": None, "legend": {"orient": legend_side}}
     if kind == "weights":
         scale = {"scheme": "viridis", "domain": [0, 1]}
     else:
         scale = {"scheme": "blueorange", "domain": {"expr": "[-bound, bound]"}, "domainMid": 0}
-    legend = {"orient": "bottom", "direction": "horizontal"}
+    legend = {"orient": legend_side, "direction": "horizontal" if legend_side == "bottom" else "vertical"}
     return {"field": "value", "type": "quantitative", "scale": scale, "title": None, "legend": legend}
 
 
@@ -137,7 +139,7 @@ def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
     return np.abs(values) > 0.6 * bound
 
 
-def _is_index(labels: list[str]) -> bool:
+def is_index(labels: list[str]) -> bool:
     """Labels that only number positions (features 0, 1, 2 ...): such an axis may be squeezed and labelled sparsely."""
     return all(label.isdigit() for label in labels)
 
@@ -155,15 +157,15 @@ def cell_steps(
     at least MIN_STEP along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
     while that fits; squeezed to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A
     feature-by-feature matrix (a W) is kept compact."""
-    if _is_index(row_labels):
+    if is_index(row_labels):
         max_height = min(max_height, COMPACT_HEIGHT)
     cells_width = max_width - _label_room(row_labels)
     fit_width, fit_height = cells_width / max(len(col_labels), 1), max_height / max(len(row_labels), 1)
     side = min(max_step, fit_width, fit_height)
-    tall = min(max_step, fit_height, side * max_aspect) if _is_index(col_labels) else side
+    tall = min(max_step, fit_height, side * max_aspect) if is_index(col_labels) else side
 
     def step(side: float, fit: float, labels: list[str]) -> float:
-        return max(side, min(MIN_INDEX_STEP if _is_index(labels) else MIN_STEP, fit), 1.0)
+        return max(side, min(MIN_INDEX_STEP if is_index(labels) else MIN_STEP, fit), 1.0)
 
     return step(side, fit_width, col_labels), step(tall, fit_height, row_labels)
 
@@ -181,18 +183,22 @@ def heatmap_width(
     max_height: int = MAX_HEIGHT,
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
+    legend_side: str = "bottom",
 ) -> int:
-    """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title."""
+    """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title, and a
+    legend at the right."""
     cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect)
-    return int(len(col_labels) * cell_width) + _label_room(row_labels)
+    legend = LEGEND_WIDTH if legend_side == "right" else 0
+    return int(len(col_labels) * cell_width) + _label_room(row_labels) + legend
 
 
-def heatmap_frame(col_labels: list[str], title_lines: int) -> int:
+def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "bottom") -> int:
     """Pixels of a heatmap's height outside its cells, at most: ``title_lines`` lines of title and subtitle, the
-    column labels (upright, as on a narrow cell), the axis title and the legend under the plot."""
+    column labels (upright, as on a narrow cell), the axis title and a legend under the plot."""
     longest = max((len(short_label(label)) for label in col_labels), default=1)
-    labels = FONT_SIZE + 6 if _is_index(col_labels) else max(FONT_SIZE, longest * CHAR_WIDTH) + 6
-    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + LEGEND_HEIGHT + 2 * VIEW_PADDING
+    labels = FONT_SIZE + 6 if is_index(col_labels) else max(FONT_SIZE, longest * CHAR_WIDTH) + 6
+    legend = LEGEND_HEIGHT if legend_side == "bottom" else 0
+    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + legend + 2 * VIEW_PADDING
 
 
 def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
@@ -214,6 +220,7 @@ def heatmap(
     max_height: int = MAX_HEIGHT,
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
+    legend_side: str = "bottom",
     highlight: int | None = None,
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
@@ -245,13 +252,13 @@ def heatmap(
     if kind == "mask":
         columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
         tooltip = _tooltip(names | {"category": "datum.category"})
-        layers = [{"mark": {**cell, "tooltip": tooltip}, "encoding": {**position, "color": _colour(kind)}}]
+        layers = [{"mark": {**cell, "tooltip": tooltip}, "encoding": {**position, "color": _colour(kind, legend_side)}}]
     else:
         finite = np.where(infinite, 0, values)
         columns["masked"] = infinite.ravel()
         columns["tip"] = np.where(infinite, "−∞ (masked)", np.char.mod("%.4f", finite)).ravel()
         # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
-        colour = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}, **_colour(kind)}
+        colour = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}, **_colour(kind, legend_side)}
         tooltip = _tooltip(names | {"value": "datum.tip"})
         layers = [{"mark": {**cell, "invalid": "show", "tooltip": tooltip}, "encoding": {**position, "color": colour}}]
         if values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:

@@ -94,6 +94,7 @@ ALL_SECTIONS = 0  # the section number that stands for all of them, one under th
 PRESENTER = (
     Param("present", False, url_state.on_off, url_state.format_on_off),
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
+    Param("part", 1, url_state.integer(1, 9)),  # of the open section, in presenter mode
 )
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
@@ -161,11 +162,13 @@ def publish(params: tuple[Param, ...]) -> None:
 
 @dataclass(frozen=True)
 class Section:
-    """One section of a view: its title (its header reads "3 · title"), and the word or two of its button in the
-    sections' picker, so that a view's buttons fit in two rows of a 1024-px window."""
+    """One section of a view: its title (its header reads "3 · title"), the word or two of its button in the
+    sections' picker, so that a view's buttons fit in two rows of a 1024-px window, and the number of slides it takes
+    in presenter mode, where its charts would not fit one screen (``Slides.part`` tells which is on screen)."""
 
     label: str
     title: str
+    parts: int = 1
 
 
 class Slides:
@@ -188,6 +191,8 @@ class Slides:
         slide_number = st.session_state.get("slide")
         url_state.keep_in("slide", numbers, min(slide_number, last) if type(slide_number) is int and slide_number > 0 else 1)
         self.current = st.session_state["slide"]
+        parts = sections[self.current - 1].parts if slide.presenting() else 1
+        self.open_part = url_state.keep_in("part", range(1, parts + 1), 1)
         self._picker_drawn = False
         # Two elements in both modes, so that the sections keep their place in the page.
         if slide.presenting():
@@ -215,8 +220,20 @@ class Slides:
             self._section_picker()
         if self.current not in (number, ALL_SECTIONS):
             return False
-        st.header(f"{number} · {title or self.sections[number - 1].title}")
+        parts = self.sections[number - 1].parts if slide.presenting() else 1
+        of_parts = f" ({self.open_part}/{parts})" if parts > 1 else ""
+        st.header(f"{number} · {title or self.sections[number - 1].title}{of_parts}")
         return True
+
+    def section_controls(self) -> DeltaGenerator:
+        """Where the open section draws its own controls (the query it follows): in its place, or on a slide in the
+        controls' popover, so that the slide's room goes to its charts."""
+        return self.controls if slide.presenting() else st.container()
+
+    def part(self, number: int) -> bool:
+        """Whether part ``number`` (from 1) of the open section is on screen: on its slide in presenter mode, always
+        outside it."""
+        return not slide.presenting() or self.open_part == number
 
     def _section_picker(self) -> None:
         """The sections' picker: a row of buttons, one a section and "All sections" (one widget, where ten tabs were
@@ -238,41 +255,43 @@ class Slides:
     def _navigation(self) -> DeltaGenerator:
         """The slide's bar, and under it, out of sight, a clicker's keys and the window's size; returns the
         controls' popover."""
-        last = len(self.sections)
+        order = [(number, part) for number, section in enumerate(self.sections, 1) for part in range(1, section.parts + 1)]
+        step = order.index((self.current, self.open_part)) + 1
+        previous, following = order[max(step - 2, 0)], order[min(step, len(order) - 1)]
         view = next((view.label for view in VIEWS if view.path == st.session_state.get("_view")), "")
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key="slide_bar"):
             section = self.sections[self.current - 1].label
-            st.markdown(f"**{view}** · Step {self.current} of {last} · {section}", width="content")
+            st.markdown(f"**{view}** · Step {step} of {len(order)} · {section}", width="content")
             st.button(
                 "Previous",
                 icon=":material/arrow_back:",
                 shortcut="Left",
                 key="slide_previous",
-                on_click=_move_slide,
-                args=(-1, last),
-                disabled=self.current == 1,
+                on_click=_go_to,
+                args=previous,
+                disabled=step == 1,
             )
             st.button(
                 "Next",
                 icon=":material/arrow_forward:",
                 shortcut="Right",
                 key="slide_next",
-                on_click=_move_slide,
-                args=(1, last),
-                disabled=self.current == last,
+                on_click=_go_to,
+                args=following,
+                disabled=step == len(order),
                 type="primary",
             )
             controls = st.popover("Controls", icon=":material/tune:")
         with st.container(key="slide_hidden"):
-            st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_move_slide, args=(-1, last))
-            st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_move_slide, args=(1, last))
+            st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_go_to, args=previous)
+            st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_go_to, args=following)
             slide.read_window_size()
         return controls
 
 
 def _open_section(labels: dict[str, int]) -> None:
-    st.session_state["slide"] = labels.get(st.session_state.get(SECTION_PICKER), 1)
+    st.session_state["slide"], st.session_state["part"] = labels.get(st.session_state.get(SECTION_PICKER), 1), 1
 
 
-def _move_slide(delta: int, last: int) -> None:
-    st.session_state["slide"] = min(max(st.session_state["slide"] + delta, 1), last)
+def _go_to(section: int, part: int) -> None:
+    st.session_state["slide"], st.session_state["part"] = section, part

@@ -16,14 +16,24 @@ from attn_core import AttentionSteps
 from attn_ui import downloads, slide
 from attn_ui.charts import (
     BAR_HEIGHT,
+    FONT_SIZE,
+    LEGEND_HEIGHT,
+    LEGEND_WIDTH,
     MAX_HEIGHT,
     MAX_STEP,
     MAX_WIDTH,
+    MIN_STEP,
+    PANEL_SPACING,
+    TITLE_SIZE,
+    WRAPPED_PANEL,
     bars,
     bars_width,
+    cell_steps,
     heatmap,
     heatmap_frame,
+    heatmap_grid,
     heatmap_width,
+    is_index,
     title_width,
 )
 from attn_ui.draw import draw
@@ -35,17 +45,32 @@ SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a ro
 MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
 SLIDE_MAX_STEP = 120  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
 SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
-CHART_FRAME = 110  # pixels of a bar or line chart's height outside its plot: title, labels across, axis title
+MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
 
 
-def heatmap_size(col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH) -> dict:
-    """A heatmap's size options (those of ``charts.heatmap``): on a slide, the room the slide
-    leaves it; elsewhere, at most ``max_width`` wide."""
+def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH) -> dict:
+    """A heatmap's size options (those of ``charts.heatmap``): on a slide, the room the slide leaves it, but never
+    so little that a token's label would not fit (the slide then scrolls: it needs splitting); elsewhere, at most
+    ``max_width`` wide."""
     room = slide.room()
     if room is None:
         return {"max_width": max_width, "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
-    cells_height = room.height - heatmap_frame(col_labels, title_lines)
-    return {"max_width": room.width, "max_height": cells_height, "max_step": SLIDE_MAX_STEP, "max_aspect": SLIDE_MAX_ASPECT}
+    readable = 0 if is_index(row_labels) else len(row_labels) * MIN_STEP  # features may be squeezed, tokens not
+
+    def fit(legend_side: str) -> tuple[tuple[bool, float], dict]:
+        """The options with the legend on this side, ranked: whether the tokens' rows fit the room's height, then
+        the side of a cell."""
+        cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
+        options = {
+            "max_width": room.width - (LEGEND_WIDTH if legend_side == "right" else 0),
+            "max_height": max(cells_height, readable),
+            "max_step": SLIDE_MAX_STEP,
+            "max_aspect": SLIDE_MAX_ASPECT,
+        }
+        cell = min(cell_steps(row_labels, col_labels, **options))
+        return (cells_height >= readable, cell), options | {"legend_side": legend_side}
+
+    return max(fit("bottom"), fit("right"), key=lambda ranked: ranked[0])[1]  # the legend where it costs the cells least
 
 
 @contextmanager
@@ -98,7 +123,7 @@ def matrix_step(
     exact = tensor.detach().cpu().numpy()
     matrix = exact.astype(np.float64)
     subtitle = (plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
-    size = heatmap_size(col_labels, 1 + len(subtitle), max_width)
+    size = heatmap_size(row_labels, col_labels, 1 + len(subtitle), max_width)
     with block(max(heatmap_width(row_labels, col_labels, **size), title_width(title, subtitle))):
         draw(
             heatmap,
@@ -142,13 +167,33 @@ def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[st
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label; with a title,
     its values can be downloaded."""
     title = options.get("title")
-    size = heatmap_size(col_labels, 1 if title else 0)
+    size = heatmap_size(row_labels, col_labels, 1 if title else 0)
     with block(heatmap_width(row_labels, col_labels, **size)):
         if title:
             name = downloads.keep_matrix(title, values, row_labels, col_labels)
             if not slide.presenting():
                 downloads.download_menu(name, values, row_labels, col_labels)
         draw(heatmap, values, row_labels, col_labels, **size, **options)
+
+
+def grid_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
+    """Small heatmaps side by side (``options`` as for ``charts.heatmap_grid``); on a slide, as large as the rows
+    of panels it needs fit the room it leaves them."""
+    room = slide.room()
+    if room is not None:
+        options |= {"max_width": room.width, "max_panel": grid_panel(len(values), room.width, room.height)}
+    draw(heatmap_grid, values, row_labels, col_labels, **options)
+
+
+def grid_panel(panels: int, width: int, height: int) -> int:
+    """The largest panel (pixels a side, at least WRAPPED_PANEL) with which ``panels`` panels, wrapped into rows as
+    wide as ``width`` and each under its header, fit ``height`` with the grid's legend."""
+    for panel in range(min(width, height), WRAPPED_PANEL, -4):
+        per_row = max(1, int((width - 3 * TITLE_SIZE) // (panel + PANEL_SPACING)))
+        rows = -(-panels // per_row)
+        if rows * (panel + PANEL_SPACING + FONT_SIZE + 6) + LEGEND_HEIGHT <= height:
+            return panel
+    return WRAPPED_PANEL
 
 
 def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:
@@ -198,8 +243,8 @@ def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **
     whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own. On a slide, a chart
     of a given height takes the room the slide leaves it."""
     room = slide.room()
-    if room is not None and height != "content":
-        width, height = room.width, room.height - CHART_FRAME
+    if room is not None and height != "content":  # never so low that the plot is unreadable: the slide then scrolls
+        width, height = room.width, max(room.height, MIN_CHART)
     with block(width):
         draw(builder, *args, width="stretch", height=height, **options)
 

@@ -220,8 +220,9 @@ if slides.show(5):
 
 if slides.show(6):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
-    query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
-    with row(2, extra_lines=4):  # the query's menu above, its context vector below
+    with slides.section_controls():
+        query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
+    with row(2, extra_lines=2):  # its context vector below
         bar_block(steps.scaled[b, query], keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”")
         bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
     st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")

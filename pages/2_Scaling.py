@@ -21,6 +21,7 @@ from attn_core.scaling import SATURATION_SAMPLES, VARIANCE_SAMPLES
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines
 from attn_ui.inputs import tokens_from_text
+from attn_ui.slide import presenting
 from attn_ui.steps import bar_block, chart_block, matrix_step, row
 from attn_ui.url_state import Param
 
@@ -82,21 +83,22 @@ if slides.show(1):
     distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
     weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
     entropies = {name: float(entropy(weight_row)) for name, weight_row in weights.items()}  # nats
-    with row():
+    with row(len(weights), extra_lines=3):  # the metrics under the charts
         for name, weight_row in weights.items():
             subtitle = (f"entropy {entropies[name]:.3f} nats",)
             bar_block(weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
-    # Made when opened: st.table's code (0.8 MB) was the last script a new tab waited for, 0.1-0.2 s of this view's
-    # first render (12 interleaved loads).
-    with st.expander("Numbers", key="temperature_numbers", on_change="rerun") as numbers:
-        if numbers.open:
-            table = pd.DataFrame(
-                [[f"{value:.2f}" for value in logits] + [""]]
-                + [[f"{value:.2f}" for value in weights[name]] + [f"{entropies[name]:.3f}"] for name in distributions],
-                index=["logits x", *distributions],
-                columns=[*labels, "entropy (nats)"],
-            )
-            st.table(table)
+    if not presenting():  # a slide shows the charts alone (their tooltips give each weight)
+        # Made when opened: st.table's code (0.8 MB) was the last script a new tab waited for, 0.1-0.2 s of this view's
+        # first render (12 interleaved loads).
+        with st.expander("Numbers", key="temperature_numbers", on_change="rerun") as numbers:
+            if numbers.open:
+                table = pd.DataFrame(
+                    [[f"{value:.2f}" for value in logits] + [""]]
+                    + [[f"{value:.2f}" for value in weights[name]] + [f"{entropies[name]:.3f}"] for name in distributions],
+                    index=["logits x", *distributions],
+                    columns=[*labels, "entropy (nats)"],
+                )
+                st.table(table)
     yours = f"your scale s = {scale:g}"
     left, right = st.columns(2)
     left.metric(f"Entropy of softmax({scale:g}·x)", f"{entropies[yours]:.3f} nats", help=f"At most log 6 = {math.log(6):.3f}.")
@@ -104,24 +106,25 @@ if slides.show(1):
 
 if slides.show(2):
     st.markdown(
-        "Take a query and a key whose entries are independent with mean 0 and variance 1. Their dot product "
-        r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ is a sum of d_k terms of variance 1, so **Var(q·k) = d_k**: "
-        "typical scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
+        "If q and k have independent entries of mean 0 and variance 1, "
+        r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ sums d_k terms of variance 1: **Var(q·k) = d_k**, "
+        "so scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
-    chart_block(
-        MAX_WIDTH,
-        LINE_HEIGHT,
-        lines,
-        d_k_axis,
-        {"q·k (unscaled)": variance.unscaled.numpy(), "q·k / √d_k": variance.scaled.numpy()},
-        theory={"q·k (unscaled)": variance.theory_unscaled.numpy(), "q·k / √d_k": variance.theory_scaled.numpy()},
-        x_title="d_k",
-        y_title="variance",
-        log_x=True,
-        log_y=True,
-        marker=d_k,
-        title="Measured variance (points) against theory (dashed lines)",
-    )
+    with row(1, extra_lines=4):  # the metrics and the caption under the chart
+        chart_block(
+            MAX_WIDTH,
+            LINE_HEIGHT,
+            lines,
+            d_k_axis,
+            {"q·k (unscaled)": variance.unscaled.numpy(), "q·k / √d_k": variance.scaled.numpy()},
+            theory={"q·k (unscaled)": variance.theory_unscaled.numpy(), "q·k / √d_k": variance.theory_scaled.numpy()},
+            x_title="d_k",
+            y_title="variance",
+            log_x=True,
+            log_y=True,
+            marker=d_k,
+            title="Measured variance (points) against theory (dashed lines)",
+        )
     at_d_k = D_K_VALUES.index(d_k)
     left, right = st.columns(2)
     left.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
@@ -130,17 +133,16 @@ if slides.show(2):
 
 if slides.show(3):
     st.markdown(
-        f"One random query against {saturation.n_keys} random keys, {SATURATION_SAMPLES:,} times per d_k. "
-        "Unscaled, the scores grow with d_k and softmax **saturates**: the entropy falls towards 0, the largest "
-        "weight towards 1, and the Jacobian of softmax (how much the weights move when the scores move) "
-        "towards 0, so **gradients vanish** and the scores stop learning. Scaled, all three stay put."
+        f"One random query, {saturation.n_keys} random keys, {SATURATION_SAMPLES:,} times per d_k. Unscaled, softmax "
+        "**saturates** as d_k grows: entropy → 0, largest weight → 1, its Jacobian (how far weights move with the "
+        "scores) → 0, so **gradients vanish**. Scaled, all three stay put."
     )
     curves = {
         "Normalized entropy": "normalized_entropy",
         "Largest weight": "max_weight",
         "Norm of the softmax Jacobian": "jacobian_norm",
     }
-    with row():
+    with row(len(curves), extra_lines=2):  # the formula under the charts
         for title, field in curves.items():
             measured = {
                 "unscaled": getattr(saturation.unscaled, field).numpy(),
@@ -162,7 +164,7 @@ if slides.show(4):
     )
     if len(tokens) == 1:
         st.info("With one token there is only one key: its weight is 1 at any scale. Type a longer sentence to compare.")
-    with row():
+    with row(2, extra_lines=1):  # the caption under the charts
         matrix_step(
             "Attention weights",
             rf"A = \operatorname{{softmax}}\!\left({scale:g} \cdot \frac{{Q K^\top}}{{\sqrt{{{d_k}}}}}\right)",

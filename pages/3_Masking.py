@@ -44,8 +44,8 @@ PARAMS = (
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
 )
 SLIDES = (
-    page.Section("Padding", "The batch, padded"),
-    page.Section("Generation", "Generation step by step"),
+    page.Section("Padding", "The batch, padded", parts=2),
+    page.Section("Generation", "Generation step by step", parts=2),
     page.Section("Padded vs alone", "Padded or alone: the same outputs"),
     page.Section("Empty rows", "A row that sees nothing: NaN, 0 or uniform?"),
     page.Section("Bool vs additive", "Two conventions: boolean or additive"),
@@ -90,44 +90,46 @@ if slides.show(1):
             f"{shortest + 1} is mostly {PAD}, which costs compute and memory for nothing. Real systems batch "
             "sentences of similar length together."
         )
-    # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
-    st.table(pd.DataFrame(tokens, index=names, columns=positions).T)
-    with row():
-        matrix_step(
-            "Key padding mask",
-            r"M^{pad}_{b j} = [\,j < \text{length}_b\,]",
-            padding_mask(lengths, t)[:, 0].double(),
-            names,
-            positions,
-            kind="mask",
-            row_title="sentence",
-            col_title="position",
-        )
-    if kind in ("padding", "both"):
-        st.markdown(
-            f"Every query ignores the {PAD} keys, and a {PAD} query sees nothing at all: its row is fully blocked, "
-            "so attn_core gives it weights 0 and context 0 (section 4)."
-        )
-    elif kind == "window":
-        w = st.session_state["window"]
-        st.markdown(
-            f"A **sliding-window** (local) mask is causal and also forgets: each query sees only the last w = {w} keys, "
-            f"itself included, and none of the {PAD}s. A row costs w dot products instead of up to T, so attention's "
-            "cost grows linearly in T (Longformer, Mistral); the Cost view measures it."
-        )
-    elif kind == "causal":
-        st.markdown(
-            f"A causal mask alone never lets a real token see the {PAD}s after it, but each {PAD} query still "
-            "attends to the tokens before it: its output is junk that later layers must ignore."
-        )
-    if kind == "custom":
-        st.subheader("Your mask")
-        st.markdown(
-            "Tick a cell to let that query (row) attend to that key (column). One grid applies to every sentence "
-            "of the batch, as PyTorch broadcasts a (T, T) mask; rows and columns are named by sentence 1's tokens. "
-            "Untick a whole row to block a query completely. The grid is kept in the page's link."
-        )
-        custom = mask_grid(grid_labels)
+    if slides.part(1):
+        # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
+        st.table(pd.DataFrame(tokens, index=names, columns=positions).T)
+    if slides.part(2):
+        with row(1, extra_lines=3):  # the sentence on what the mask does, under it
+            matrix_step(
+                "Key padding mask",
+                r"M^{pad}_{b j} = [\,j < \text{length}_b\,]",
+                padding_mask(lengths, t)[:, 0].double(),
+                names,
+                positions,
+                kind="mask",
+                row_title="sentence",
+                col_title="position",
+            )
+        if kind in ("padding", "both"):
+            st.markdown(
+                f"Every query ignores the {PAD} keys, and a {PAD} query sees nothing at all: its row is fully blocked, "
+                "so attn_core gives it weights 0 and context 0 (section 4)."
+            )
+        elif kind == "window":
+            w = st.session_state["window"]
+            st.markdown(
+                f"A **sliding-window** (local) mask is causal and also forgets: each query sees only the last w = {w} keys, "
+                f"itself included, and none of the {PAD}s. A row costs w dot products instead of up to T, so attention's "
+                "cost grows linearly in T (Longformer, Mistral); the Cost view measures it."
+            )
+        elif kind == "causal":
+            st.markdown(
+                f"A causal mask alone never lets a real token see the {PAD}s after it, but each {PAD} query still "
+                "attends to the tokens before it: its output is junk that later layers must ignore."
+            )
+        if kind == "custom":
+            st.subheader("Your mask")
+            st.markdown(
+                "Tick a cell to let that query (row) attend to that key (column). One grid applies to every sentence "
+                "of the batch, as PyTorch broadcasts a (T, T) mask; rows and columns are named by sentence 1's tokens. "
+                "Untick a whole row to block a query completely. The grid is kept in the page's link."
+            )
+            custom = mask_grid(grid_labels)
 
 batch = masked_batch_attention(sentences, kind, custom, window=st.session_state["window"])
 steps = batch.steps
@@ -157,38 +159,40 @@ if slides.show(2):
             continue
         with tab:
             sentence = tokens[b]
-            with row():
-                for title, formula, tensor, colours in (
-                    (
-                        "Scaled scores, masked",
-                        r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
-                        steps.scaled,
-                        "signed",
-                    ),
-                    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
-                ):
-                    matrix_step(
-                        title,
-                        formula,
-                        tensor[b],
+            if slides.part(1):
+                with row(2, extra_lines=5):  # under the step's slider and the sentence tabs
+                    for title, formula, tensor, colours in (
+                        (
+                            "Scaled scores, masked",
+                            r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
+                            steps.scaled,
+                            "signed",
+                        ),
+                        ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
+                    ):
+                        matrix_step(
+                            title,
+                            formula,
+                            tensor[b],
+                            sentence,
+                            sentence,
+                            shape=tuple(tensor.shape),
+                            kind=colours,
+                            row_title="query",
+                            col_title="key",
+                            highlight=query,
+                        )
+            if slides.part(2):
+                visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
+                seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
+                st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
+                with row(1, extra_lines=7):  # under the slider, the tabs and the step's keys
+                    bar_block(
+                        steps.weights[b, query],
                         sentence,
-                        sentence,
-                        shape=tuple(tensor.shape),
-                        kind=colours,
-                        row_title="query",
-                        col_title="key",
-                        highlight=query,
+                        value_title="weight",
+                        title="Weights of this step's query",  # the same at every step: only the bars' data change
                     )
-            visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
-            seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
-            st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
-            with row():
-                bar_block(
-                    steps.weights[b, query],
-                    sentence,
-                    value_title="weight",
-                    title="Weights of this step's query",  # the same at every step: only the bars' data change
-                )
 
 if slides.show(3):
     if kind == "custom":
@@ -235,7 +239,7 @@ if slides.show(5):
     additive = additive_mask(mask)  # (B, T, T)
     additive_weights = weights_with_additive_mask(steps, additive)
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row():
+    with row(2, extra_lines=4):  # the metric under them
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
         matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
     st.metric(

@@ -21,10 +21,8 @@ from attn_core import (
 )
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_ui import page, url_state
-from attn_ui.charts import heatmap_grid
-from attn_ui.draw import draw
 from attn_ui.inputs import tokens_from_text
-from attn_ui.steps import feature_labels, heatmap_block, matrix_step, projection_steps, row, score_steps
+from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -44,10 +42,10 @@ SLIDES = (
     page.Section("Heads", "Every head's attention"),
     page.Section("Slices", "One head: its slices of W_Q, W_K and W_V"),
     page.Section("Q, K, V", "One head: its queries, keys and values"),
-    page.Section("Scores", "One head: scores, weights and context"),
-    page.Section("Concat", "Concatenate, then project"),
-    page.Section("Compare", "How the heads differ"),
-    page.Section("1 vs h", "One head of size C, or h heads of size C/h?"),
+    page.Section("Scores", "One head: scores, weights and context", parts=2),
+    page.Section("Concat", "Concatenate, then project", parts=2),
+    page.Section("Compare", "How the heads differ", parts=2),
+    page.Section("1 vs h", "One head of size C, or h heads of size C/h?", parts=2),
     page.Section("Check", "Check against PyTorch"),
 )
 
@@ -112,13 +110,8 @@ if slides.show(1):
     st.table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
-    draw(
-        heatmap_grid,
-        steps.heads.weights.numpy(),  # (h, T, T): one panel per head, wrapped into rows
-        tokens,
-        tokens,
-        panel_names=head_names,
-    )
+    with row(1, extra_lines=1):
+        grid_block(steps.heads.weights.numpy(), tokens, tokens, panel_names=head_names)  # (h, T, T): a panel per head
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
     )
@@ -141,72 +134,79 @@ if slides.show(5, f"Head {head}: scores, weights and context"):
         f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}; softmax turns each row into "
         "weights, which mix the head's values into its context Z."
     )
-    score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}")
-    with row():
-        matrix_step(
-            f"Z, head {head}'s context",
-            rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",
-            steps.heads.context[head],
-            tokens,
-            feature_labels(d_head),
-            shape=tuple(steps.heads.context.shape),
-        )
+    if slides.part(1):
+        score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}")
+    if slides.part(2):
+        with row():
+            matrix_step(
+                f"Z, head {head}'s context",
+                rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",
+                steps.heads.context[head],
+                tokens,
+                feature_labels(d_head),
+                shape=tuple(steps.heads.context.shape),
+            )
 
 if slides.show(6):
     st.markdown(
         f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
         f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
     )
-    with row(3):
-        concat = r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}"
-        matrix_step("Concat", concat, steps.concat, tokens, features)
-        matrix_step(
-            "W_O",
-            r"W_O \in \mathbb{R}^{C \times C}",
-            w_o,
-            features,
-            features,
-            row_title="input feature",
-            col_title="output feature",
-        )
-        matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
+    with row(2 if slides.part(1) else 1):  # on a slide, Concat and W_O, then the output: three do not fit 1024 px
+        if slides.part(1):
+            concat = r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}"
+            matrix_step("Concat", concat, steps.concat, tokens, features)
+            matrix_step(
+                "W_O",
+                r"W_O \in \mathbb{R}^{C \times C}",
+                w_o,
+                features,
+                features,
+                row_title="input feature",
+                col_title="output feature",
+            )
+        if slides.part(2):
+            matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
 if slides.show(7):
-    per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
-    st.table(per_head.style.format(precision=3), hide_index=True)
-    st.caption(
-        "Means over the query tokens. Entropy: 0 = each token attends to one key, "
-        f"log T = {math.log(t):.2f} = attends to all equally. "
-        "Mean distance: how far, in tokens, a head looks on average. Largest weight: each row's largest weight, averaged."
-    )
-    similarity = pattern_similarity(steps.heads.weights)  # (h, h)
-    with row():
-        heatmap_block(
-            similarity.numpy(),
-            head_names,
-            head_names,
-            row_title="head",
-            col_title="other head",
-            title="Similarity of the heads' patterns (cosine)",
+    if slides.part(1):
+        per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
+        st.table(per_head.style.format(precision=3), hide_index=True)
+        st.caption(
+            "Means over the query tokens. Entropy: 0 = each token attends to one key, "
+            f"log T = {math.log(t):.2f} = attends to all equally. "
+            "Mean distance: how far, in tokens, a head looks on average. Largest weight: each row's largest weight, averaged."
         )
-    with st.container():
-        pairs = pairs_by_similarity(similarity)  # most alike first
-        redundant = [(i, j, alike) for i, j, alike in pairs if alike >= SIMILAR]
-        if redundant:
-            listed = ", ".join(f"heads {i} and {j} ({alike:.2f})" for i, j, alike in redundant)
-            st.markdown(f"**Redundant heads** (similarity ≥ {SIMILAR}): {listed}. They attend almost alike.")
-        elif pairs:
-            i, j, alike = pairs[0]
-            st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
-        st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
+    if slides.part(2):
+        similarity = pattern_similarity(steps.heads.weights)  # (h, h)
+        with row(1, extra_lines=3):  # the redundant heads and a caption under it
+            heatmap_block(
+                similarity.numpy(),
+                head_names,
+                head_names,
+                row_title="head",
+                col_title="other head",
+                title="Similarity of the heads' patterns (cosine)",
+            )
+        with st.container():
+            pairs = pairs_by_similarity(similarity)  # most alike first
+            redundant = [(i, j, alike) for i, j, alike in pairs if alike >= SIMILAR]
+            if redundant:
+                listed = ", ".join(f"heads {i} and {j} ({alike:.2f})" for i, j, alike in redundant)
+                st.markdown(f"**Redundant heads** (similarity ≥ {SIMILAR}): {listed}. They attend almost alike.")
+            elif pairs:
+                i, j, alike = pairs[0]
+                st.markdown(f"No two heads are near-duplicates: the most alike are heads {i} and {j} ({alike:.2f}).")
+            st.caption("1 = the same proportions on every query and key; trained models often have a few redundant heads.")
 
 if slides.show(8):
     one_head = multi_head_attention(x, w_q, w_k, w_v, w_o, 1)  # the same four matrices, used as a single head
     one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
     like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
-    with row():
-        heatmap_block(one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}")
-    with st.container():
+    if slides.part(1):
+        with row():
+            heatmap_block(one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}")
+    if slides.part(2):
         st.markdown(
             f"The same W_Q, W_K, W_V and W_O ({n_parameters:,} parameters) used as **one head** of size {d_model}: "
             f"its scores sum over all {d_model} features, where each of the {n_heads} heads sums over its own {d_head}. "

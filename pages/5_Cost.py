@@ -13,6 +13,7 @@ from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import downloads, page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows, slope_summary, tiled_memory_note
+from attn_ui.slide import presenting
 from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
 
@@ -59,7 +60,7 @@ PARAMS = (
 SLIDES = (
     page.Section("Measured", "Measured: time and memory against T"),
     page.Section("T × T", "One T × T matrix at long context"),
-    page.Section("Online softmax", "Online softmax, one query row block by block"),
+    page.Section("Online softmax", "Online softmax, one query row block by block", parts=2),
 )
 
 page.setup(page.COST, PARAMS)
@@ -131,10 +132,11 @@ if slides.show(1):
         measured = run_sweep(settings) or measured
         st.session_state["cost_sweep"] = measured
     if measured is None:
-        st.info(
-            f"The curves are **reference results** measured on another machine (below). Press **{MEASURE}** to "
-            f"measure T = {lengths[0]:,} … {lengths[-1]:,} here; it stops by itself after the {time_budget:g} s budget."
-        )
+        if not presenting():  # on a slide, the legend says "reference" and the controls hold the button
+            st.info(
+                f"The curves are **reference results** measured on another machine (below). Press **{MEASURE}** to "
+                f"measure T = {lengths[0]:,} … {lengths[-1]:,} here; it stops by itself after the {time_budget:g} s budget."
+            )
     elif measured.settings != settings:
         st.info(
             "This server's results below were measured with other settings (their caption says which). "
@@ -155,7 +157,7 @@ if slides.show(1):
         {"reference": {**reference.settings, "machine": reference.machine}}
         | ({"this server": {**asdict(measured.settings), "machine": measured.machine}} if "this server" in sources else {}),
     )
-    with row():
+    with row(2, extra_lines=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
         options = {"x_title": "T", "log_x": True, "log_y": True}
         time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
         chart_block(
@@ -165,31 +167,32 @@ if slides.show(1):
             LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
         )
     st.markdown(slope_summary(sources))
-    points = sources.get("this server", sources["reference"])
-    label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
-    # Made when opened: the slopes' table and three data grids of some 30 rows (14 columns in all). Their code (0.8 MB
-    # for the data grid alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
-    with st.expander(label, key="cost_points", on_change="rerun") as every_point:
-        if every_point.open:
-            st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
-            config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-            for title, columns in POINT_TABLES.items():
-                st.markdown(f"**{title}**")
-                table = pd.DataFrame([{column: getattr(p, TABLE_COLUMNS[column][0]) for column in columns} for p in points])
-                st.dataframe(table, hide_index=True, column_config=config)  # the formats of the columns it has
-    about = reference.machine
-    st.caption(
-        f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
-        f"{about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
-        + (f" This server: {measured.machine}." if "this server" in sources else "")
-        + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
-        "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
-        "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
-        "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
-        "% of matmul is GFLOP/s over matmul GFLOP/s (at most 100), the best rate at the same T of attention's two "
-        "matmuls with the same shapes (Q Kᵀ, then scores V, without the softmax), timed in turn with the methods "
-        "(interleaved), so both see the same load. Peak memory: what a call allocates on top of q, k, v."
-    )
+    if not presenting():  # a slide shows the charts and their slopes; every point is in the view's bundle
+        points = sources.get("this server", sources["reference"])
+        label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
+        # Made when opened: the slopes' table and three data grids of some 30 rows (14 columns in all). Their code (0.8 MB
+        # for the data grid alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
+        with st.expander(label, key="cost_points", on_change="rerun") as every_point:
+            if every_point.open:
+                st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
+                config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
+                for title, columns in POINT_TABLES.items():
+                    st.markdown(f"**{title}**")
+                    table = pd.DataFrame([{column: getattr(p, TABLE_COLUMNS[column][0]) for column in columns} for p in points])
+                    st.dataframe(table, hide_index=True, column_config=config)  # the formats of the columns it has
+        about = reference.machine
+        st.caption(
+            f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
+            f"{about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
+            + (f" This server: {measured.machine}." if "this server" in sources else "")
+            + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
+            "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
+            "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
+            "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
+            "% of matmul is GFLOP/s over matmul GFLOP/s (at most 100), the best rate at the same T of attention's two "
+            "matmuls with the same shapes (Q Kᵀ, then scores V, without the softmax), timed in turn with the methods "
+            "(interleaved), so both see the same load. Peak memory: what a call allocates on top of q, k, v."
+        )
 
 if slides.show(2):
     st.markdown(tiled_memory_note(settings, MASKS[mask].lower(), mask != "none", min(LONG_CONTEXTS.values())))
@@ -213,43 +216,45 @@ if slides.show(2):
 
 if slides.show(3):
     st.markdown(
-        "Softmax needs each row's maximum (to keep exp from overflowing) and the sum of its exponentials, which seems "
-        "to need the whole row first. The online softmax keeps both **running**: after each block of keys, the new "
-        "maximum m_new; if it grew, everything summed so far is multiplied by **exp(m_old − m_new)**, which is exactly "
-        "what it would have been with m_new from the start."
+        "Softmax needs the whole row's maximum (against overflow) and sum of exponentials. Online softmax keeps both "
+        "**running**: a block that raises the maximum multiplies the sums so far by **exp(m_old − m_new)**, as if m_new "
+        "had been used from the start."
     )
     left, right = st.columns(2)
     t_walk = left.slider("Keys T", 2, 32, key="walk_t")
     url_state.keep_in("walk_block", range(1, t_walk + 1), min(st.session_state["walk_block"], t_walk))
     block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)
-    st.latex(  # one update a line, so that it fits a 1024-px window
-        r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\"
-        r" \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} \\"
-        r" o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
-    )
-    st.table(
-        pd.DataFrame(
-            [
-                {
-                    "block": i,
-                    "keys": f"{step.keys.start}–{step.keys.stop - 1}",
-                    "block max": step.block_max,
-                    "running max m": step.running_max,
-                    "rescale exp(m_old − m_new)": step.rescale,
-                    "running sum ℓ": step.running_sum,
-                    "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
-                }
-                for i, step in enumerate(walk.steps)
-            ]
-        ).style.format(precision=4),
-        hide_index=True,
-    )
-    st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")
-    st.caption(
-        f"A seeded random query of size 8 against {t_walk} keys; values of size 4; float64. The final output equals "
-        "softmax(q·K / √8) V computed the plain way: the difference is rounding. The tiled attention above runs the same "
-        "update on blocks of many queries and heads at once."
-    )
+    if slides.part(1):
+        st.latex(  # one update a line, so that it fits a 1024-px window
+            r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\"
+            r" \ell &\leftarrow \ell\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} \\"
+            r" o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
+        )
+    if slides.part(2):
+        st.table(
+            pd.DataFrame(
+                [
+                    {
+                        "block": i,
+                        "keys": f"{step.keys.start}–{step.keys.stop - 1}",
+                        "block max": step.block_max,
+                        "running max m": step.running_max,
+                        "rescale exp(m_old − m_new)": step.rescale,
+                        "running sum ℓ": step.running_sum,
+                        "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
+                    }
+                    for i, step in enumerate(walk.steps)
+                ]
+            ).style.format(precision=4),
+            hide_index=True,
+        )
+        st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")
+        if not presenting():  # left to the presenter's words: the slide has no room for it
+            st.caption(
+                f"A seeded random query of size 8 against {t_walk} keys; values of size 4; float64. The final output equals "
+                "softmax(q·K / √8) V computed the plain way: the difference is rounding. The tiled attention above runs the same "
+                "update on blocks of many queries and heads at once."
+            )
 
 page.publish(PARAMS)

@@ -12,7 +12,7 @@ from streamlit.testing.v1.element_tree import Selectbox
 from attn_core import FIXED_SIZES, mask_to_text, masked_batch_attention, tokenize
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
 PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
@@ -185,9 +185,32 @@ def test_presenter_mode_shows_one_slide_and_steps_with_next(view):
     assert not at.title, "a slide repeats the view's title"
     at.button(key="slide_next").click().run()
     assert_clean(at)
-    assert at.query_params["slide"] == "2" and at.header[0].value.startswith("2 · ")
+    assert any(text.startswith(f"**{view.label}** · Step 2 of {last}") for text in texts(at, "markdown"))
+    moved = (at.query_params.get("slide"), at.query_params.get("part"))
+    assert moved in (("2", None), (None, "2")), moved  # the next section, or the first section's second part
     at.button(key="clicker_previous").click().run()
-    assert "slide" not in at.query_params and at.header[0].value.startswith("1 · ")
+    assert not {"slide", "part"} & set(at.query_params) and at.header[0].value.startswith("1 · ")
+
+
+def test_a_section_too_large_for_one_screen_is_two_slides_in_presenter_mode():
+    """Multi-head's scores section is two slides in presenter mode (its three score matrices, then the head's context),
+    counted by the step counter and named in the URL ("part"); outside presenter mode it is one section."""
+    at = open_view(MULTI_HEAD, present="on", slide="5")
+    assert_clean(at)
+    assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context (1/2)"]
+    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Scores", "Scaled scores", "Attention weights"]
+    bar = next(text for text in texts(at, "markdown") if text.startswith("**Multi-head** · Step "))
+    assert bar.startswith("**Multi-head** · Step 5 of 13 · ")  # one step per part of sections 1-5, parts of 5, 6, 7, 8
+    at.button(key="slide_next").click().run()
+    assert at.query_params["slide"] == "5" and at.query_params["part"] == "2"
+    assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context (2/2)"]
+    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Z, head 0's context"]
+    at.button(key="slide_next").click().run()
+    assert at.query_params["slide"] == "6" and "part" not in at.query_params and at.header[0].value.startswith("6 · ")
+    at.button(key="clicker_previous").click().run()
+    assert (at.query_params["slide"], at.query_params["part"]) == ("5", "2")
+    at = open_view(MULTI_HEAD, slide="5")
+    assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context"] and len(chart_headings(at)) == 4
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import pytest
 
@@ -24,6 +24,7 @@ from tests.browser_support import (
     SENTENCE,
     browser,
     exception_texts,
+    rerun,
     server,
     settle_layout,
     skip_without_browser,
@@ -403,12 +404,12 @@ def test_dark_theme_is_dark(measure, view):
     assert luminance(rgba(background)) < MAX_DARK_LUMINANCE, f"{where(view, DARK_VIEWPORT, 'dark')}: background {background}"
 
 
-def wait_for_slide_in_url(page, slide: int, timeout_s: float = 5) -> None:
-    """Wait for the URL to name ``slide`` (slide 1, the default, may be left out); fail with the URL."""
+def wait_for_step(page, step: int, timeout_s: float) -> None:
+    """Wait for the page to show "Step ``step`` of n"; fail with the URL."""
     deadline = time.monotonic() + timeout_s
-    while (found := parse_qs(urlsplit(page.url).query).get("slide", ["1"])[0]) != str(slide):
+    while not re.search(rf"Step {step} of \d+", page.locator("[data-testid='stMain']").inner_text()):
         if time.monotonic() > deadline:
-            raise AssertionError(f"URL should be at slide {slide} but has slide={found}: {page.url}")
+            raise AssertionError(f"the page should show step {step}: {page.url}")
         page.wait_for_timeout(100)
 
 
@@ -425,15 +426,15 @@ def shown_step(page) -> tuple[int, int]:
     return int(k), int(n)
 
 
-def press(page, key: str, slide: int) -> None:
-    """Press a key with nothing focused, as a presenter (or a clicker) does, and wait until the URL names the
-    slide it leads to and the rerun has finished. The page is let settle first: a key pressed while the browser is
+def press(page, key: str, step: int) -> None:
+    """Press a key with nothing focused, as a presenter (or a clicker) does, and wait until the page shows the
+    step it leads to and the rerun has finished. The page is let settle first: a key pressed while the browser is
     still building the page after a run may reach no button yet."""
     settle_layout(page)
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     page.keyboard.press(key)
     try:
-        wait_for_slide_in_url(page, slide, timeout_s=KEY_WAIT_S)
+        wait_for_step(page, step, timeout_s=KEY_WAIT_S)
     except AssertionError as problem:
         raise AssertionError(f"{problem} ({KEY_WAIT_S} s after pressing {key}: no shortcut bound?)") from None
     page.wait_for_selector(IDLE, timeout=KEY_WAIT_S * 1000)
@@ -448,16 +449,19 @@ def key_tour(n: int) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda view: view.url_path)
 def test_presenter_mode_keys_move_between_slides(server, browser, view):
-    """A presenter moves through the slides with the arrow keys or a clicker (PageDown/PageUp); the URL and the
-    "Step k of n" caption follow, so a reload or a shared link opens the same slide."""
+    """A presenter moves through the slides with the arrow keys or a clicker (PageDown/PageUp); the "Step k of n"
+    caption follows, and so does the URL: a reload or a shared link opens the same slide."""
     page = visit(browser, f"{server}/{view.url_path}?present=on", viewport=DARK_VIEWPORT)
     try:
         first, n = shown_step(page)
         assert (first, n >= 2) == (1, True), f"{view.label}: opens at 'Step {first} of {n}', wanted step 1 of 2 or more"
-        for key, slide in key_tour(n):
-            press(page, key, slide)
-            assert shown_step(page) == (slide, n), f"{view.label}: after {key} the page shows {shown_step(page)}"
-            assert not exception_texts(page), f"{view.label}, slide {slide}: {exception_texts(page)}"
+        for key, step in key_tour(n) + [("ArrowRight", 2)]:
+            press(page, key, step)
+            assert shown_step(page) == (step, n), f"{view.label}: after {key} the page shows {shown_step(page)}"
+            assert not exception_texts(page), f"{view.label}, step {step}: {exception_texts(page)}"
+        with rerun(page):
+            page.reload()
+        assert shown_step(page) == (2, n), f"{view.label}: {page.url} opens at step {shown_step(page)}, not 2"
     finally:
         page.close()
 

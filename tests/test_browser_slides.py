@@ -27,7 +27,7 @@ __all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_sup
 
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 FULL_HD = (1920, 1080)
-FITTED = ("Pipeline",)  # the views whose every slide is laid out for the screen (issue 37 goes on)
+FITTED = ("Pipeline",)  # the views whose every slide fits every size (issue 37 goes on: see its note)
 SLACK_PX = 1
 MIN_TEXT_PX = 14
 MIN_SPAN = 0.5  # of the window's height, taken by a full-HD slide's charts
