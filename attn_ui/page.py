@@ -105,8 +105,9 @@ PRESENTER_STYLE = (
     + f"""<style>
 html {{ font-size: {slide.TYPE_PX}px; }}
 @media (min-height: {slide.TALL_PX}px) {{ html {{ font-size: {slide.TALL_TYPE_PX}px; }} }}
-[data-testid="stHeader"] {{ background: transparent; pointer-events: none; }}
-[data-testid="stHeader"] * {{ pointer-events: auto; }}
+[data-testid="stHeader"] {{ background: transparent; }}
+[data-testid="stHeader"], [data-testid="stHeader"] * {{ pointer-events: none !important; }}
+[data-testid="stHeader"] :is(button, a, button *, a *) {{ pointer-events: auto !important; }}
 [data-testid="stMainBlockContainer"] {{ padding: 0.4rem {slide.SIDE_PX}px 0.5rem !important; }}
 [data-testid="stMain"] h2 {{ font-size: 1.5rem !important; padding: 0 !important; }}
 .st-key-slide_bar p {{ margin: 0; }}

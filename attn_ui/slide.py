@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -68,10 +68,12 @@ def window() -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Room:
-    """Pixels one chart may take on the open slide."""
+    """Pixels one chart may take on the open slide; ``crowded``: the token counts of the charts drawn in it that do
+    not fit it at a readable size."""
 
     width: int
     height: int
+    crowded: list[int] = field(default_factory=list)
 
 
 _room: ContextVar[Room | None] = ContextVar("room", default=None)

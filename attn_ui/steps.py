@@ -55,22 +55,28 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
     room = slide.room()
     if room is None:
         return {"max_width": max_width, "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
-    readable = 0 if is_index(row_labels) else len(row_labels) * MIN_STEP  # features may be squeezed, tokens not
+    # Features may be squeezed, tokens not: the cells' least height, and the chart's least width.
+    readable = 0 if is_index(row_labels) else len(row_labels) * MIN_STEP
+    readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, 10**6, 10**6, MIN_STEP)
 
     def fit(legend_side: str) -> tuple[tuple[bool, float], dict]:
         """The options with the legend on this side, ranked: whether the tokens' rows fit the room's height, then
         the side of a cell."""
         cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
+        width = room.width - (LEGEND_WIDTH if legend_side == "right" else 0)
         options = {
-            "max_width": room.width - (LEGEND_WIDTH if legend_side == "right" else 0),
+            "max_width": max(width, readable_width),
             "max_height": max(cells_height, readable),
             "max_step": SLIDE_MAX_STEP,
             "max_aspect": SLIDE_MAX_ASPECT,
         }
         cell = min(cell_steps(row_labels, col_labels, **options))
-        return (cells_height >= readable, cell), options | {"legend_side": legend_side}
+        return (cells_height >= readable and width >= readable_width, cell), options | {"legend_side": legend_side}
 
-    return max(fit("bottom"), fit("right"), key=lambda ranked: ranked[0])[1]  # the legend where it costs the cells least
+    (fits, _), options = max(fit("bottom"), fit("right"), key=lambda ranked: ranked[0])  # the legend where it costs least
+    if not fits:
+        room.crowded.append(len(row_labels))
+    return options
 
 
 @contextmanager
@@ -78,8 +84,15 @@ def row(count: int = 1, extra_lines: int = 0) -> Iterator[None]:
     """A row of ``count`` blocks (charts with their titles) that wraps to fewer per line when the main column is
     narrow; on a slide, they share its width and take its height, less ``extra_lines`` lines of text it shows besides
     its lead (``attn_ui.slide.sharing``)."""
-    with st.container(horizontal=True, wrap=True, gap="medium"), slide.sharing(count, extra_lines):
-        yield
+    with slide.sharing(count, extra_lines):
+        with st.container(horizontal=True, wrap=True, gap="medium"):
+            yield
+        room = slide.room()
+        if room is not None and room.crowded:  # said under the row, not squeezed
+            st.caption(
+                f"{max(room.crowded)} tokens do not fit this window at 20 px each: the slide scrolls. A larger window, "
+                "or a shorter sentence in Controls, fits it on one screen."
+            )
 
 
 def block(width: int) -> DeltaGenerator:

@@ -1,6 +1,7 @@
 """Real model view: a trained transformer (all-MiniLM-L6-v2), head by head, run by attn_core's attention."""
 
 import math
+from contextlib import nullcontext
 
 import pandas as pd
 import streamlit as st
@@ -17,8 +18,8 @@ from attn_core import (
 )
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
-from attn_ui import page, url_state
-from attn_ui.charts import MAX_WIDTH, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
+from attn_ui import page, slide, url_state
+from attn_ui.charts import MAX_WIDTH, PANEL_SPACING, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
@@ -29,6 +30,8 @@ GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
+NO_LEAD = -2  # extra lines of a slide without a lead (the note on the sentence is in Controls): its two lines back
+THUMBNAIL_FRAME = 150  # pixels of the model view's grid besides its panels: headers, labels, legend
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
     Param("hide", False, url_state.on_off, url_state.format_on_off),
@@ -43,6 +46,7 @@ PARAMS = (
 
 
 THUMBNAILS = "thumbnails"  # session-state key of the model view's chart
+SIMILARITY = "Every head's similarity to this one"
 
 
 def open_picked_head() -> None:
@@ -55,10 +59,10 @@ def open_picked_head() -> None:
 
 
 SLIDES = (
-    page.Section("One head", "Head view"),
+    page.Section("One head", "Head view", parts=3),  # on slides: its charts, its numbers, its similar heads
     page.Section("All heads", "Model view: every head of every layer"),
-    page.Section("Coreference", "Coreference: what does “it” refer to?"),
-    page.Section("Embeddings", "Static vs contextual embeddings"),
+    page.Section("Coreference", "Coreference: what does “it” refer to?", parts=2),  # the table, then the heatmap
+    page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
 )
 
 page.setup(page.REAL_MODEL, PARAMS)
@@ -89,82 +93,83 @@ tokens = encoded.tokens[0]
 shown = visible_positions(tokens, hide)
 labels = [tokens[i] for i in shown]
 weights = run.weights(0)  # (L, H, T, T)
-st.markdown(
-    f"The model reads **{len(tokens)} word pieces**: `[CLS]` opens every input and `[SEP]` closes it; "
-    "a word it does not know whole is split into pieces, the later ones marked `##`."
-)
-if hide:
-    st.caption(
-        "[CLS] and [SEP] are hidden from the charts, not from the model: it still attends to them "
-        "(many heads park much of their attention there), so a row's visible weights may add up to less than 1."
+with slides.section_controls():  # on a slide, with the sentence in the Controls: the charts take the screen
+    st.markdown(
+        f"The model reads **{len(tokens)} word pieces**: `[CLS]` opens every input and `[SEP]` closes it; "
+        "a word it does not know whole is split into pieces, the later ones marked `##`."
     )
+    if hide:
+        st.caption(
+            "[CLS] and [SEP] are hidden from the charts, not from the model: it still attends to them "
+            "(many heads park much of their attention there), so a row's visible weights may add up to less than 1."
+        )
 
 if slides.show(1):
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
     url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
-    with st.container(horizontal=True):
+    with slides.section_controls(), st.container(horizontal=True):
         layer = st.selectbox("Layer", range(n_layers), key="layer", width=160)
         head = st.selectbox("Head", range(n_heads), key="head", width=160)
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
-    if (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):
+    head_weights = weights[layer, head]  # (T, T)
+    if slides.part(2) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
         share = previous_token_share(run, layer, head)
         st.caption(
             f"This view opens on layer {layer}, head {head}, a **previous-token head**: on this sentence it gives each "
             f"token's predecessor {share:.0%} of its attention on average, a clean line just below the diagonal. "
             "It is the easiest pattern to see; most other heads spread their attention or park it on [CLS] and [SEP]."
         )
-    head_weights = weights[layer, head]  # (T, T)
-    with row():
-        heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
-        bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
-    with st.container(horizontal=True, gap="large"):
-        entropies = head_entropy(run)  # (L, H)
-        st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats", width="content")
-        st.metric(
-            f"Entropy of “{escape_markdown(tokens[token])}”'s row",
-            f"{float(entropy(head_weights[token])):.2f} nats",
-            width="content",
+    if slides.part(1):
+        with row(2, extra_lines=NO_LEAD):
+            heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
+            bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
+    if slides.part(2):
+        with st.container(horizontal=True, gap="large"):
+            entropies = head_entropy(run)  # (L, H)
+            st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats", width="content")
+            row_entropy = float(entropy(head_weights[token]))
+            st.metric(f"Entropy of “{escape_markdown(tokens[token])}”'s row", f"{row_entropy:.2f} nats", width="content")
+        st.caption(
+            f"Spreading evenly over all {len(tokens)} tokens would give {math.log(len(tokens)):.2f} nats; "
+            "looking at one token only, 0. Across the model, head entropies run from "
+            f"{float(entropies.min()):.2f} to {float(entropies.max()):.2f}."
         )
-    st.caption(
-        f"Spreading evenly over all {len(tokens)} tokens would give {math.log(len(tokens)):.2f} nats; "
-        "looking at one token only, 0. Across the model, head entropies run from "
-        f"{float(entropies.min()):.2f} to {float(entropies.max()):.2f}."
-    )
     similarity = head_similarity(run, layer, head)  # (L, H)
     closest = ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest_heads(similarity, layer, head))
-    st.markdown(f"Most similar heads: {closest}.")
-    # Made when opened: a third chart on the view's first section, 0.07-0.16 s of a new tab's first render (12 loads).
-    with st.expander("Every head's similarity to this one", key="similarity", on_change="rerun") as every_head:
-        if every_head.open:
-            with row():
-                heatmap_block(
-                    similarity.numpy(),
-                    layer_names,
-                    head_names,
-                    row_title="layer",
-                    col_title="head",
-                    title=f"Similarity to layer {layer}, head {head} (cosine)",
-                )
+    if slides.part(3):
+        st.markdown(f"Most similar heads: {closest}.")
+        # Made when opened: a third chart on the view's first section, 0.07-0.16 s of a new tab's first render (12
+        # loads). On a slide of its own, drawn at once.
+        opened, title = slide.presenting(), f"Similarity to layer {layer}, head {head} (cosine)"
+        with nullcontext() if opened else st.expander(SIMILARITY, key="similarity", on_change="rerun") as every_head:
+            if opened or every_head.open:
+                with row():
+                    heatmap_block(similarity.numpy(), layer_names, head_names, row_title="layer", col_title="head", title=title)
 
 if slides.show(2):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
-    draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head)
+    with row(1, extra_lines=NO_LEAD + 2 + (len(shown) > GRID_TOKENS)):  # the captions
+        room = slide.room()  # on a slide, a row of panels per layer as high as it allows
+        size = room and {"max_width": room.width, "max_panel": (room.height - THUMBNAIL_FRAME) // n_layers - PANEL_SPACING}
+        draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **(size or {}))
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
         "its strongest weight; click it to open it in the head view (section 1)."
     )
 
 if slides.show(3):
-    st.markdown(
-        "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
-        "and to the street in the other. Does any head do that? Here is what the model actually does."
-    )
-    left, right = st.columns([2, 1])
-    left.text_input("Second sentence (the first is the sentence in the controls)", key="text2")
-    right.text_input("The pronoun, then two words it may refer to", key="coref")
+    if slides.part(1):
+        st.markdown(
+            "Two sentences that differ in one word. To understand them, “it” must be tied to the animal in one "
+            "and to the street in the other. Does any head do that? Here is what the model actually does."
+        )
+    with slides.section_controls():
+        left, right = st.columns([2, 1])
+        left.text_input("Second sentence (the first is the sentence in the controls)", key="text2")
+        right.text_input("The pronoun, then two words it may refer to", key="coref")
     words = [word.strip() for word in st.session_state["coref"].split(",")]
     try:
         if len(words) != 3 or not all(words):
@@ -175,40 +180,41 @@ if slides.show(3):
     else:
         pronoun, first, second = (escape_markdown(word) for word in (coref.pronoun, *coref.candidates))
         hidden = " The average hides the few heads that do change; here they are." if coref.barely_moves else ""
-        st.markdown(escape_markdown(coref.summary()) + hidden)
+        if slides.part(2):  # on a slide, the lead of the heatmap
+            st.markdown(escape_markdown(coref.summary()) + hidden)
         rows = []
         for i, j in coref.top_heads(len(layer_names) * len(head_names)):
             (a1, b1), (a2, b2) = coref.attention[:, i, j].tolist()
             rows.append((i, j, a1, b1, a2, b2, float(coref.change[i, j])))
         names = ["layer", "head", f"→{first} (1)", f"→{second} (1)", f"→{first} (2)", f"→{second} (2)", "change"]
         table = pd.DataFrame(rows, columns=names)
-        st.markdown(
-            f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
-            f"“{first}” in sentence 1; “change” is how much (→{first} − →{second}) moves from sentence 1 to sentence 2."
-        )
-        st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
-        with row():
-            heatmap_block(
-                coref.change.numpy(),
-                layer_names,
-                head_names,
-                kind="signed",
-                row_title="layer",
-                col_title="head",
-                title=f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2",
+        if slides.part(1):
+            st.markdown(
+                f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
+                f"“{first}” in sentence 1; “change” is how much (→{first} − →{second}) moves from sentence 1 to sentence 2."
             )
-        with st.expander(f"All {len(rows)} heads"):
-            st.dataframe(table.style.format(precision=3), hide_index=True)
+            st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
+        if slides.part(2):
+            title = f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2"
+            with row(1, extra_lines=1):  # the summary's third line
+                heatmap_block(
+                    coref.change.numpy(), layer_names, head_names, kind="signed", row_title="layer", col_title="head", title=title
+                )
+        if not slide.presenting():  # 72 rows are no slide's matter
+            with st.expander(f"All {len(rows)} heads"):
+                st.dataframe(table.style.format(precision=3), hide_index=True)
 
 if slides.show(4):
-    st.markdown(
-        "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
-        "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
-        "Below, the cosine similarity of one word's vectors between sentences, at every stage: 1 means identical."
-    )
-    left, right = st.columns([1, 2])
-    left.text_input("Word", key="word")
-    right.text_area("Sentences, one per line", key="sentences")
+    if slides.part(1):
+        st.markdown(
+            "A word2vec-style embedding gives a word one vector, whatever its sentence. A transformer starts the same "
+            "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
+            "Below, the cosine similarity of one word's vectors between sentences, at every stage: 1 means identical."
+        )
+    with slides.section_controls():
+        left, right = st.columns([1, 2])
+        left.text_input("Word", key="word")
+        right.text_area("Sentences, one per line", key="sentences")
     sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
     if len(sentences) > MAX_SENTENCES:
         st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
@@ -217,7 +223,7 @@ if slides.show(4):
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:
-        for missing in contexts.missing:
+        for missing in contexts.missing if slides.part(1) else ():
             st.info(
                 escape_markdown(f"“{contexts.word}” is not a word of “{short_label(missing, SENTENCE_LABEL)}”;")
                 + " that sentence is left out."
@@ -226,18 +232,20 @@ if slides.show(4):
             f"{short_label(contexts.sentences[i], SENTENCE_LABEL)} ↔ {short_label(contexts.sentences[j], SENTENCE_LABEL)}"
             for i, j in contexts.pairs
         ]
-        chart_block(
-            MAX_WIDTH,
-            "content",
-            labelled_lines,
-            contexts.similarity.numpy(),
-            pair_names,
-            contexts.stages,
-            value_title="cosine similarity",
-            point_title="stage",
-            series_title="sentences",
-            title=f"“{contexts.word}” in two sentences: how alike its vectors are",
-        )
-        st.caption(escape_markdown(embedding_stage_note(contexts)))
+        if slides.part(2):  # on a slide, alone: at its own height (labelled_lines), it fills a 720-px-high window
+            chart_block(
+                MAX_WIDTH,
+                "content",
+                labelled_lines,
+                contexts.similarity.numpy(),
+                pair_names,
+                [stage.replace("embedding layer", "embedding") for stage in contexts.stages],  # whole, not cut to 14
+                value_title="cosine similarity",
+                point_title="stage",
+                series_title="sentences",
+                title=f"“{contexts.word}” in two sentences: how alike its vectors are",
+            )
+        if slides.part(1):  # on a slide, under the introduction: what to look for in the chart
+            st.caption(escape_markdown(embedding_stage_note(contexts)))
 
 page.publish(PARAMS)

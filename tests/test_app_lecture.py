@@ -7,12 +7,14 @@ import json
 
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
 
 from attn_core import FIXED_SIZES, mask_to_text, masked_batch_attention, tokenize
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
+from attn_ui.slide import VIEWPORT_KEY
+from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
 PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
@@ -211,6 +213,27 @@ def test_a_section_too_large_for_one_screen_is_two_slides_in_presenter_mode():
     assert (at.query_params["slide"], at.query_params["part"]) == ("5", "2")
     at = open_view(MULTI_HEAD, slide="5")
     assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context"] and len(chart_headings(at)) == 4
+
+
+@pytest.mark.parametrize(("window", "crowded"), [((1024, 576), True), ((1920, 1080), False)])
+def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
+    """On a slide, a heatmap keeps 20 px per token: where the window is too small for that, the slide says so
+    rather than squeeze the rows; the window's size is what the browser reported (attn_ui.slide)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"present": "on", "slide": "5", "part": "2"})  # one head's context: 11 tokens
+    at.switch_page(MULTI_HEAD)
+    at.session_state[VIEWPORT_KEY] = window
+    at.run()
+    assert_clean(at)
+    notes = [text for text in texts(at, "caption") if "do not fit this window" in text]
+    assert notes == (
+        [
+            "11 tokens do not fit this window at 20 px each: the slide scrolls. A larger window, or a shorter "
+            "sentence in Controls, fits it on one screen."
+        ]
+        if crowded
+        else []
+    )
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():

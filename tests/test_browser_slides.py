@@ -27,7 +27,7 @@ __all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_sup
 
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 FULL_HD = (1920, 1080)
-FITTED = ("Pipeline",)  # the views whose every slide fits every size (issue 37 goes on: see its note)
+FITTED = ("Pipeline", "Cost")  # the views whose every slide fits every size (issue 37 goes on: see its note)
 SLACK_PX = 1
 MIN_TEXT_PX = 14
 MIN_SPAN = 0.5  # of the window's height, taken by a full-HD slide's charts
@@ -112,3 +112,20 @@ def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
             if span < MIN_SPAN:
                 problems.append(f"slide {slide['step'][0]}: its charts take {span:.0%} of the screen's height")
     assert not problems, f"{view.label} at {viewport} ({scheme}):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("viewport", [VIEWPORTS[0], FULL_HD], ids=lambda size: "x".join(map(str, size)))
+def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
+    """The slide's bar lies in the band of Streamlit's header, which is see-through: a click on Next or Controls
+    reaches the button, not the header."""
+    page = visit(browser, f"{server}/Pipeline?present=on", viewport=viewport)
+    try:
+        wait_for_runs(page, 1)
+        settle_layout(page)
+        with rerun(page):
+            page.locator(".st-key-slide_next button").click(timeout=5_000)
+        assert "Step 2 of" in page.locator("[data-testid='stMain']").inner_text()
+        page.locator(".st-key-slide_bar button").filter(has_text="Controls").click(timeout=5_000)
+        page.get_by_text("Sentence", exact=True).wait_for(timeout=5_000)  # the popover holds the view's controls
+    finally:
+        page.close()
