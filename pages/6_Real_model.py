@@ -153,8 +153,12 @@ if slides.show(2):
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
     with row(1, extra_lines=NO_LEAD + 2 + (len(shown) > GRID_TOKENS)):  # the captions
         room = slide.room()  # on a slide, a row of panels per layer as high as it allows
-        size = room and {"max_width": room.width, "max_panel": (room.height - THUMBNAIL_FRAME) // n_layers - PANEL_SPACING}
-        draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **(size or {}))
+        size = (
+            {}
+            if room is None
+            else {"max_width": room.width, "max_panel": (room.height - THUMBNAIL_FRAME) // n_layers - PANEL_SPACING}
+        )
+        draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **size)
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
         "its strongest weight; click it to open it in the head view (section 1)."
@@ -223,7 +227,7 @@ if slides.show(4):
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:
-        for missing in contexts.missing if slides.part(1) else ():
+        for missing in contexts.missing if slides.part(1) else ():  # said with the sentences, on a slide
             st.info(
                 escape_markdown(f"“{contexts.word}” is not a word of “{short_label(missing, SENTENCE_LABEL)}”;")
                 + " that sentence is left out."
