@@ -98,10 +98,17 @@ PRESENTER = (
 )
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
+# Both modes: the charts' theme, and out of sight the window's size (and on a slide, a clicker's keys).
+PAGE_STYLE = (
+    THEME_CSS
+    + """<style>
+.st-key-slide_hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+</style>"""
+)
 # A slide: type large enough for the back of a hall (larger on taller screens), the page's margins down to a thin
 # frame, Streamlit's header see-through so that the slide's bar sits beside its buttons, and a compact section title.
 PRESENTER_STYLE = (
-    THEME_CSS
+    PAGE_STYLE
     + f"""<style>
 html {{ font-size: {slide.TYPE_PX}px; }}
 @media (min-height: {slide.TALL_PX}px) {{ html {{ font-size: {slide.TALL_TYPE_PX}px; }} }}
@@ -113,7 +120,6 @@ html {{ font-size: {slide.TYPE_PX}px; }}
 .st-key-slide_bar p {{ margin: 0; }}
 .st-key-slide_bar button {{ min-height: 2.2rem; padding: 0 0.75rem; }}
 .st-key-_section {{ display: none; }}
-.st-key-slide_hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }}
 </style>"""
 )
 
@@ -152,7 +158,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
     if slide.presenting():
         st.html(PRESENTER_STYLE)
     else:
-        st.html(THEME_CSS)
+        st.html(PAGE_STYLE)
 
 
 def publish(params: tuple[Param, ...]) -> None:
@@ -202,6 +208,8 @@ class Slides:
             st.title(title)
             with st.container():
                 st.markdown(intro)
+                with st.container(key="slide_hidden"):
+                    slide.read_window_size()  # a wide window gives the charts more room (attn_ui.slide.sharing)
             self.controls = st.sidebar
         # What the view draws above its sections (a note on its input, a warning about its controls) goes into one
         # container, entered for the rest of the run until the picker is drawn, so that the picker keeps its place

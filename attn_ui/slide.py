@@ -28,6 +28,12 @@ ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
 # lines, with their margins; below them, the page's bottom margin. In rem: they grow with the presenter's type.
 CHROME_REM = 13.5
 LINE_REM = 1.7  # one more line of text on a slide
+# Outside presenter mode: from this window width, rows of charts grow with the main column, which is the window less
+# the sidebar (when open) and the column's side padding, in Streamlit's own 16-px type.
+WIDE_PX = 1600
+SIDEBAR_PX = 300
+PAGE_SIDE_PX = 80
+PAGE_TYPE_PX = 16
 
 # The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize; the
 # script's last known size comes back as ``data``, so a remount of the same size reports nothing and causes no rerun.
@@ -72,7 +78,7 @@ class Room:
     not fit it at a readable size."""
 
     width: int
-    height: int
+    height: int | None  # None on a page that scrolls
     crowded: list[int] = field(default_factory=list)
 
 
@@ -80,23 +86,36 @@ _room: ContextVar[Room | None] = ContextVar("room", default=None)
 
 
 def room() -> Room | None:
-    """The room of each chart of the row being drawn on a slide; None outside a slide's row (the page scrolls)."""
+    """The room of each chart of the row being drawn: on a slide, or on a wide window's scrolling page; None outside
+    such a row."""
     return _room.get()
+
+
+def slide_room() -> Room | None:
+    """The room of each chart of the row being drawn on a slide; None elsewhere."""
+    share = _room.get()
+    return share if share is not None and share.height is not None else None
 
 
 @contextmanager
 def sharing(count: int, extra_lines: int = 0) -> Iterator[None]:
     """Within the block, ``count`` charts share the slide's width side by side and have its height, less
-    ``extra_lines`` lines of text that the slide shows besides its lead; outside presenter mode, nothing changes."""
-    if not presenting():
+    ``extra_lines`` lines of text that the slide shows besides its lead. Outside presenter mode, on a window at least
+    WIDE_PX wide, they share the main column's width (the page scrolls: no height); on a narrower one, nothing
+    changes."""
+    width, height = window()
+    if presenting():
+        rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
+        share = Room(
+            width=int((width - 2 * SIDE_PX - (count - 1) * ROW_GAP_REM * rem) / count),
+            height=int(height - (CHROME_REM + extra_lines * LINE_REM) * rem),
+        )
+    elif width >= WIDE_PX:
+        column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX
+        share = Room(width=int((column - (count - 1) * ROW_GAP_REM * PAGE_TYPE_PX) / count), height=None)
+    else:
         yield
         return
-    width, height = window()
-    rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
-    share = Room(
-        width=int((width - 2 * SIDE_PX - (count - 1) * ROW_GAP_REM * rem) / count),
-        height=int(height - (CHROME_REM + extra_lines * LINE_REM) * rem),
-    )
     token = _room.set(share)
     try:
         yield

@@ -53,8 +53,8 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
     so little that a token's label would not fit (the slide then scrolls: it needs splitting); elsewhere, at most
     ``max_width`` wide."""
     room = slide.room()
-    if room is None:
-        return {"max_width": max_width, "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
+    if room is None or room.height is None:  # a scrolling page: as wide as the row's share of a wide window allows
+        return {"max_width": max(max_width, room.width if room else 0), "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
     # Features may be squeezed, tokens not: the cells' least height, and the chart's least width.
     readable = 0 if is_index(row_labels) else len(row_labels) * MIN_STEP
     readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, 10**6, 10**6, MIN_STEP)
@@ -192,7 +192,7 @@ def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[st
 def grid_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """Small heatmaps side by side (``options`` as for ``charts.heatmap_grid``); on a slide, as large as the rows
     of panels it needs fit the room it leaves them."""
-    room = slide.room()
+    room = slide.slide_room()
     if room is not None:
         options |= {"max_width": room.width, "max_panel": grid_panel(len(values), room.width, room.height)}
     draw(heatmap_grid, values, row_labels, col_labels, **options)
@@ -256,7 +256,9 @@ def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **
     whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own. On a slide, a chart
     of a given height takes the room the slide leaves it."""
     room = slide.room()
-    if room is not None and height != "content":  # never so low that the plot is unreadable: the slide then scrolls
+    if room is not None and height != "content" and room.height is None:  # a wide window's scrolling page
+        width = max(width, room.width)
+    elif room is not None and height != "content":  # a slide; never so low that the plot is unreadable: it then scrolls
         width, height = room.width, max(room.height, MIN_CHART)
     with block(width):
         draw(builder, *args, width="stretch", height=height, **options)

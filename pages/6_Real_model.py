@@ -152,7 +152,7 @@ if slides.show(2):
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
     with row(1, extra_lines=NO_LEAD + 2 + (len(shown) > GRID_TOKENS)):  # the captions
-        room = slide.room()  # on a slide, a row of panels per layer as high as it allows
+        room = slide.slide_room()  # on a slide, a row of panels per layer as high as it allows
         size = (
             {}
             if room is None

@@ -8,10 +8,13 @@ the slide's charts take at least half of its height. One server and one browser 
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 
 from attn_ui.page import VIEWS
 from tests.browser_support import (
+    SENTENCE,
     browser,
     exception_texts,
     rerun,
@@ -129,3 +132,28 @@ def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
         page.get_by_text("Sentence", exact=True).wait_for(timeout=5_000)  # the popover holds the view's controls
     finally:
         page.close()
+
+
+def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):
+    """On a scrolling page, a full-HD window gives a lone heatmap and the Cost view's log-log charts the main column's
+    width (their row's share of it), where a 1280-px window keeps them as wide as they were."""
+    sentence = urlencode({"text": SENTENCE})
+    widths = {}
+    for viewport in ((1280, 720), FULL_HD):
+        for address in (f"/Pipeline?slide=1&{sentence}", "/Cost?slide=1"):
+            page = visit(browser, f"{server}{address}", viewport=viewport)
+            try:
+                wait_for_runs(page, 1)  # the rerun after the window's report of its size
+                settle_layout(page)
+                drawings = page.locator("[data-testid='stVegaLiteChart'] svg")
+                widths[address, viewport] = [box["width"] for box in (d.bounding_box() for d in drawings.all())]
+                assert not exception_texts(page)
+            finally:
+                page.close()
+    for address in (f"/Pipeline?slide=1&{sentence}", "/Cost?slide=1"):
+        narrow, wide = widths[address, (1280, 720)], widths[address, FULL_HD]
+        assert len(narrow) == len(wide) >= 1 and all(w > 1.2 * n for n, w in zip(narrow, wide, strict=True)), (
+            address,
+            narrow,
+            wide,
+        )
