@@ -35,15 +35,22 @@ SIDEBAR_PX = 300
 PAGE_SIDE_PX = 80
 PAGE_TYPE_PX = 16
 
-# The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize; the
-# script's last known size comes back as ``data``, so a remount of the same size reports nothing and causes no rerun.
+# The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize, but
+# only where the size matters: on a slide always, on a scrolling page when the window is or was at least ``wide``
+# pixels wide (a narrower one draws as it always did, and a report would only cost a rerun). The script's last known
+# size comes back as ``known``, so that a remount of the same size reports nothing.
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data }) {
-  const report = () => setStateValue("size", [window.innerWidth, window.innerHeight]);
+  const { known, wide } = data;
+  const report = () => {
+    const size = [window.innerWidth, window.innerHeight];
+    const matters = size[0] >= wide || (known && known[0] >= wide);
+    if (matters && !(known && known[0] === size[0] && known[1] === size[1])) setStateValue("size", size);
+  };
   let timer;
   const onResize = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
   window.addEventListener("resize", onResize);
-  if (!data || data[0] !== window.innerWidth || data[1] !== window.innerHeight) report();
+  report();
   return () => { clearTimeout(timer); window.removeEventListener("resize", onResize); };
 }
 """
@@ -51,9 +58,9 @@ _window_size = st.components.v2.component("attention_explorer.window_size", js=_
 
 
 def read_window_size() -> None:
-    """Mount the component that reports the window's size (call it where the slide can hold an invisible element)."""
-    known = st.session_state.get(VIEWPORT_KEY)
-    result = _window_size(key="window_size", data=known, on_size_change=_rerun_only, height=0)
+    """Mount the component that reports the window's size (call it where the page can hold an invisible element)."""
+    data = {"known": st.session_state.get(VIEWPORT_KEY), "wide": 0 if presenting() else WIDE_PX}
+    result = _window_size(key="window_size", data=data, on_size_change=_rerun_only, height=0)
     size = result.get("size")
     if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) and 200 <= n <= 10_000 for n in size):
         st.session_state[VIEWPORT_KEY] = tuple(size)
