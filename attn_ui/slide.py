@@ -1,5 +1,5 @@
 """The room a presenter slide leaves its charts: the browser's window size, reported by a tiny component, less the
-slide's bar, section title and lead.
+slide's bar, section title and lead; and outside presenter mode, a wide window's column shared by a row of charts.
 
 Streamlit does not tell a script how large the window is, and a chart's text must keep its size (14 px and up) while
 the chart fits the screen: CSS that scales a drawn chart would shrink its text with it, and Vega's container sizing
