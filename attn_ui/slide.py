@@ -24,10 +24,10 @@ TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL
 TALL_TYPE_PX = 21
 TALL_PX = 800
 ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
-# Above a slide's charts, the bar (view, step, Previous / Next, Controls), the section's title and a lead of two
-# lines, with their margins; below them, the page's bottom margin. In rem: they grow with the presenter's type.
-CHROME_REM = 13.5
-LINE_REM = 1.7  # one more line of text on a slide
+# Above a slide's charts, the bar (view, step, Previous / Next, Controls) and the section's title, with their margins;
+# below them, the page's bottom margin. In rem: they grow with the presenter's type.
+CHROME_REM = 10.1
+LINE_REM = 1.7  # a line of text on a slide (its lead, a caption)
 # Outside presenter mode: from this window width, rows of charts grow with the main column, which is the window less
 # the sidebar (when open) and the column's side padding, in Streamlit's own 16-px type.
 WIDE_PX = 1600
@@ -105,17 +105,17 @@ def slide_room() -> Room | None:
 
 
 @contextmanager
-def sharing(count: int, extra_lines: int = 0) -> Iterator[None]:
+def sharing(count: int, text_lines: int = 2) -> Iterator[None]:
     """Within the block, ``count`` charts share the slide's width side by side and have its height, less
-    ``extra_lines`` lines of text that the slide shows besides its lead. Outside presenter mode, on a window at least
-    WIDE_PX wide, they share the main column's width (the page scrolls: no height); on a narrower one, nothing
-    changes."""
+    ``text_lines`` lines of text that the slide shows besides them (its lead, captions). Outside presenter mode, on a
+    window at least WIDE_PX wide, they share the main column's width (the page scrolls: no height); on a narrower
+    one, nothing changes."""
     width, height = window()
     if presenting():
         rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
         share = Room(
             width=int((width - 2 * SIDE_PX - (count - 1) * ROW_GAP_REM * rem) / count),
-            height=int(height - (CHROME_REM + extra_lines * LINE_REM) * rem),
+            height=int(height - (CHROME_REM + text_lines * LINE_REM) * rem),
         )
     elif width >= WIDE_PX:
         column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX

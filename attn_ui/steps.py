@@ -80,11 +80,11 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
 
 
 @contextmanager
-def row(count: int = 1, extra_lines: int = 0) -> Iterator[None]:
+def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2) -> Iterator[None]:
     """A row of ``count`` blocks (charts with their titles) that wraps to fewer per line when the main column is
-    narrow; on a slide, they share its width and take its height, less ``extra_lines`` lines of text it shows besides
-    its lead (``attn_ui.slide.sharing``)."""
-    with slide.sharing(count, extra_lines):
+    narrow; on a slide, they share its width and take its height, less its lead of ``lead_lines`` lines and
+    ``extra_lines`` more lines of text it shows (``attn_ui.slide.sharing``)."""
+    with slide.sharing(count, lead_lines + extra_lines):
         with st.container(horizontal=True, wrap=True, gap="medium"):
             yield
         room = slide.room()

@@ -30,7 +30,6 @@ GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
-NO_LEAD = -2  # extra lines of a slide without a lead (the note on the sentence is in Controls): its two lines back
 THUMBNAIL_FRAME = 150  # pixels of the model view's grid besides its panels: headers, labels, legend
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -120,7 +119,7 @@ if slides.show(1):
             "It is the easiest pattern to see; most other heads spread their attention or park it on [CLS] and [SEP]."
         )
     if slides.part(1):
-        with row(2, extra_lines=NO_LEAD):
+        with row(2, lead_lines=0):  # on a slide, the note on the sentence is in Controls
             heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
             bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
     if slides.part(2):
@@ -151,7 +150,7 @@ if slides.show(2):
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
-    with row(1, extra_lines=NO_LEAD + 2 + (len(shown) > GRID_TOKENS)):  # the captions
+    with row(1, extra_lines=2 + (len(shown) > GRID_TOKENS), lead_lines=0):  # the captions
         room = slide.slide_room()  # on a slide, a row of panels per layer as high as it allows
         size = (
             {}
