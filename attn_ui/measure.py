@@ -12,16 +12,38 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
+import pandas as pd
 import streamlit as st
 import torch
 
+from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
-from attn_core.sweep import Point, Progress, Settings, Stopped, describe_settings, fits, sweep
+from attn_core.sweep import TABLE_COLUMNS, Point, Progress, Settings, Stopped, describe_settings, fits, sweep
 from attn_core.tiled import TILE_BYTES, block_sizes
 from attn_core.timing import benchmark_timer, format_bytes
+from attn_ui import downloads
 from attn_ui.malloc import sweep_allocations
+
+# Every point's columns (sweep.TABLE_COLUMNS) in three tables of a few columns each, so that each fits the main
+# column of a 1024-px window with the sidebar open (528 px inside the expander).
+POINT_TABLES = {
+    "Time": ("method", "T", "mask", "median ms", "min ms", "noise (IQR %)", "noisy"),
+    "Rate": ("method", "T", "backend", "GFLOP/s", "matmul GFLOP/s", "% of matmul"),
+    "Memory and error": ("method", "T", "peak MiB", "T×T matrix MiB", "max |Δ| vs SDPA"),
+}
+NUMBER_FORMATS = {
+    "median ms": "%.2f",
+    "min ms": "%.2f",
+    "noise (IQR %)": "%.1f",
+    "GFLOP/s": "%.1f",
+    "matmul GFLOP/s": "%.1f",
+    "% of matmul": "%.0f",
+    "peak MiB": "%.2f",
+    "T×T matrix MiB": "%.2f",
+    "max |Δ| vs SDPA": "%.1e",
+}
 
 MEASURE = "Measure on this server"  # the button that starts a sweep
 WAIT_S = 120.0  # longest wait for another session's sweep (its time budget, plus its last length's overrun)
@@ -186,3 +208,22 @@ def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) 
         + (f"; each tile's scores in {settings.dtype} and its values in float32" if settings.dtype != "float32" else "")
         + f": {format_bytes(workspace)} in all."
     )
+
+
+def keep_results(sources: dict[str, list[Point]], reference: Reference, measured: Measured | None) -> None:
+    """Every point drawn, for the view's bundle (Results.csv), with the settings and the machine each source was
+    measured with."""
+    settings = {"reference": {**reference.settings, "machine": reference.machine}}
+    if "this server" in sources:
+        settings["this server"] = {**asdict(measured.settings), "machine": measured.machine}
+    rows = [{"source": source, **asdict(point)} for source, drawn in sources.items() for point in drawn]
+    downloads.keep_table("Results", pd.DataFrame(rows), settings)
+
+
+def point_tables(points: list[Point]) -> None:
+    """Every point's numbers, in the three tables of POINT_TABLES, each with its columns' formats."""
+    config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
+    for title, columns in POINT_TABLES.items():
+        st.markdown(f"**{title}**")
+        table = pd.DataFrame([{column: getattr(point, TABLE_COLUMNS[column][0]) for column in columns} for point in points])
+        st.dataframe(table, hide_index=True, column_config=config)

@@ -46,6 +46,7 @@ MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its 
 SLIDE_MAX_STEP = 120  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
 SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
 MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
+THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
 
 def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH) -> dict:
@@ -207,6 +208,14 @@ def grid_panel(panels: int, width: int, height: int) -> int:
         if rows * (panel + PANEL_SPACING + FONT_SIZE + 6) + LEGEND_HEIGHT <= height:
             return panel
     return WRAPPED_PANEL
+
+
+def thumbnails_size(layers: int) -> dict:
+    """``charts.head_thumbnails``' size options: on a slide, a row of panels per layer as high as the room allows."""
+    room = slide.slide_room()
+    if room is None:
+        return {}
+    return {"max_width": room.width, "max_panel": (room.height - THUMBNAILS_FRAME) // layers - PANEL_SPACING}
 
 
 def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:

@@ -1,18 +1,26 @@
 """Cost view: time and memory of attention against the sequence length T, measured live."""
 
-from dataclasses import asdict
-
 import pandas as pd
 import streamlit as st
 
 from attn_core import available_devices
 from attn_core.bench import REFERENCE_COMMAND, reference_results
-from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, TABLE_COLUMNS, Settings, default_memory_budget, plan
+from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, Settings, default_memory_budget, plan
 from attn_core.tiled import online_softmax_walk, random_row, score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
-from attn_ui import downloads, page, url_state
+from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
-from attn_ui.measure import MEASURE, Measured, result_curves, run_sweep, slope_rows, slope_summary, tiled_memory_note
+from attn_ui.measure import (
+    MEASURE,
+    Measured,
+    keep_results,
+    point_tables,
+    result_curves,
+    run_sweep,
+    slope_rows,
+    slope_summary,
+    tiled_memory_note,
+)
 from attn_ui.slide import presenting
 from attn_ui.steps import chart_block, row
 from attn_ui.url_state import Param
@@ -24,24 +32,6 @@ D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
 MASKS = {"none": "None", "causal": "Causal", "window": "Sliding window"}
-# Every point's columns (sweep.TABLE_COLUMNS) in three tables of a few columns each, so that each fits the main
-# column of a 1024-px window with the sidebar open (528 px inside the expander).
-POINT_TABLES = {
-    "Time": ("method", "T", "mask", "median ms", "min ms", "noise (IQR %)", "noisy"),
-    "Rate": ("method", "T", "backend", "GFLOP/s", "matmul GFLOP/s", "% of matmul"),
-    "Memory and error": ("method", "T", "peak MiB", "T×T matrix MiB", "max |Δ| vs SDPA"),
-}
-NUMBER_FORMATS = {
-    "median ms": "%.2f",
-    "min ms": "%.2f",
-    "noise (IQR %)": "%.1f",
-    "GFLOP/s": "%.1f",
-    "matmul GFLOP/s": "%.1f",
-    "% of matmul": "%.0f",
-    "peak MiB": "%.2f",
-    "T×T matrix MiB": "%.2f",
-    "max |Δ| vs SDPA": "%.1e",
-}
 PARAMS = (
     Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
     Param("heads", 8, url_state.integer(1, MAX_HEADS)),
@@ -151,12 +141,7 @@ if slides.show(1):
     sources = {"reference": [p for p in reference.points if p.mask.split(":")[0] == shown_mask.split(":")[0]]}
     if measured is not None and measured.points:
         sources["this server"] = list(measured.points)
-    downloads.keep_table(  # every point drawn, with the settings and the machine each source was measured with
-        "Results",
-        pd.DataFrame([{"source": source, **asdict(p)} for source, drawn in sources.items() for p in drawn]),
-        {"reference": {**reference.settings, "machine": reference.machine}}
-        | ({"this server": {**asdict(measured.settings), "machine": measured.machine}} if "this server" in sources else {}),
-    )
+    keep_results(sources, reference, measured)
     with row(2, extra_lines=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
         options = {"x_title": "T", "log_x": True, "log_y": True}
         time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
@@ -175,11 +160,7 @@ if slides.show(1):
         with st.expander(label, key="cost_points", on_change="rerun") as every_point:
             if every_point.open:
                 st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
-                config = {column: st.column_config.NumberColumn(format=text) for column, text in NUMBER_FORMATS.items()}
-                for title, columns in POINT_TABLES.items():
-                    st.markdown(f"**{title}**")
-                    table = pd.DataFrame([{column: getattr(p, TABLE_COLUMNS[column][0]) for column in columns} for p in points])
-                    st.dataframe(table, hide_index=True, column_config=config)  # the formats of the columns it has
+                point_tables(points)
         about = reference.machine
         st.caption(
             f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "

@@ -19,18 +19,17 @@ from attn_core import (
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, slide, url_state
-from attn_ui.charts import MAX_WIDTH, PANEL_SPACING, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
+from attn_ui.charts import MAX_WIDTH, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
-from attn_ui.steps import bar_block, chart_block, heatmap_block, row
+from attn_ui.steps import bar_block, chart_block, heatmap_block, row, thumbnails_size
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
-THUMBNAIL_FRAME = 150  # pixels of the model view's grid besides its panels: headers, labels, legend
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
     Param("hide", False, url_state.on_off, url_state.format_on_off),
@@ -151,12 +150,7 @@ if slides.show(2):
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
     with row(1, extra_lines=2 + (len(shown) > GRID_TOKENS), lead_lines=0):  # the captions
-        room = slide.slide_room()  # on a slide, a row of panels per layer as high as it allows
-        size = (
-            {}
-            if room is None
-            else {"max_width": room.width, "max_panel": (room.height - THUMBNAIL_FRAME) // n_layers - PANEL_SPACING}
-        )
+        size = thumbnails_size(n_layers)
         draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **size)
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
@@ -185,12 +179,8 @@ if slides.show(3):
         hidden = " The average hides the few heads that do change; here they are." if coref.barely_moves else ""
         if slides.part(2):  # on a slide, the lead of the heatmap
             st.markdown(escape_markdown(coref.summary()) + hidden)
-        rows = []
-        for i, j in coref.top_heads(len(layer_names) * len(head_names)):
-            (a1, b1), (a2, b2) = coref.attention[:, i, j].tolist()
-            rows.append((i, j, a1, b1, a2, b2, float(coref.change[i, j])))
         names = ["layer", "head", f"→{first} (1)", f"→{second} (1)", f"→{first} (2)", f"→{second} (2)", "change"]
-        table = pd.DataFrame(rows, columns=names)
+        table = pd.DataFrame(coref.head_rows(), columns=names)
         if slides.part(1):
             st.markdown(
                 f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
@@ -204,7 +194,7 @@ if slides.show(3):
                     coref.change.numpy(), layer_names, head_names, kind="signed", row_title="layer", col_title="head", title=title
                 )
         if not slide.presenting():  # 72 rows are no slide's matter
-            with st.expander(f"All {len(rows)} heads"):
+            with st.expander(f"All {len(table)} heads"):
                 st.dataframe(table.style.format(precision=3), hide_index=True)
 
 if slides.show(4):

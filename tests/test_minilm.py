@@ -130,6 +130,11 @@ def test_coreference_reads_the_pronouns_attention(model, reference):
             assert coref.attention[b, layer, head].tolist() == pytest.approx(expected, abs=1e-4)
     i, j = coref.top_heads(1)[0]
     assert abs(coref.change[i, j]) == pytest.approx(float(coref.change.abs().max()))
+    rows = coref.head_rows()  # every head, most changed first, with its four weights
+    assert len(rows) == coref.change.numel() and rows[0][:2] == (i, j)
+    assert [abs(change) for *_, change in rows] == sorted((abs(change) for *_, change in rows), reverse=True)
+    layer, head, a1, b1, a2, b2, change = rows[3]
+    assert [[a1, b1], [a2, b2]] == coref.attention[:, layer, head].tolist() and change == float(coref.change[layer, head])
     with pytest.raises(ValueError, match="cat"):
         coreference(model, COREFERENCE_SENTENCES, "it", ["cat", "street"])
 

@@ -110,6 +110,15 @@ class Coreference:
         n_heads = self.change.shape[1]
         return [divmod(int(i), n_heads) for i in order]
 
+    def head_rows(self) -> list[tuple[int, int, float, float, float, float, float]]:
+        """Every head, most changed first: (layer, head, its attention to each candidate in sentence 1, then in
+        sentence 2, the change of its preference)."""
+        rows = []
+        for i, j in self.top_heads(self.change.numel()):
+            (a1, b1), (a2, b2) = self.attention[:, i, j].tolist()  # (sentence, candidate)
+            rows.append((i, j, a1, b1, a2, b2, float(self.change[i, j])))
+        return rows
+
 
 def coreference(model: MiniLM, texts: Sequence[str], pronoun: str, candidates: Sequence[str]) -> Coreference:
     """Attention from ``pronoun`` to each candidate (summed over its word pieces; a pronoun of several
