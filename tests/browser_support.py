@@ -55,7 +55,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _wait_until_healthy(base: str, process: subprocess.Popen, poll_s: float = 0.5) -> None:
+def wait_until_healthy(base: str, process: subprocess.Popen, poll_s: float = 0.5) -> None:
     deadline = time.monotonic() + SERVER_START_S
     while True:
         try:
@@ -108,7 +108,7 @@ def app_server(poll_s: float = 0.5, script: str = "streamlit_app.py", module: st
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_healthy(base, process, poll_s)
+        wait_until_healthy(base, process, poll_s)
         yield AppServer(base, process.pid)
     finally:
         process.terminate()

