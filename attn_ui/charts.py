@@ -374,12 +374,13 @@ def lines(
     log_y: bool = False,
     marker: float | None = None,
     title: str = "",
+    points: bool = True,
 ) -> dict:
     """Curves of y against x, one colour per series of ``measured``.
 
-    Without ``theory`` the measured series are lines with points. With it, measured values are
-    points and each theory curve (keyed like the measured series it predicts) a dashed line of
-    the same colour. ``marker`` draws a vertical rule at that x (a row of the data, so that moving it changes
+    Without ``theory`` the measured series are lines with points (``points=False``: lines alone, for long series).
+    With it, measured values are points and each theory curve (keyed like the measured series it predicts) a dashed
+    line of the same colour. ``marker`` draws a vertical rule at that x (a row of the data, so that moving it changes
     only the data). A log x axis is in base 2 with a tick at every x (e.g. d_k = 1, 2, 4 ... 1024).
     Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, lines, ...)``.
@@ -404,11 +405,11 @@ def lines(
             {"field": y_title, "type": "quantitative", "format": ".4g"},
         ],
     }
-    points = _layer({"type": "point", "filled": True, "size": 60}, encoding, "datum.source == 'measured'")
+    dots = _layer({"type": "point", "filled": True, "size": 60}, encoding, "datum.source == 'measured'")
     if theory:
-        layers = [_layer({"type": "line", "strokeDash": [6, 4]}, encoding, "datum.source == 'theory'"), points]
+        layers = [_layer({"type": "line", "strokeDash": [6, 4]}, encoding, "datum.source == 'theory'"), dots]
     else:
-        layers = [_layer({"type": "line"}, encoding, "datum.source == 'measured'"), points]
+        layers = [_layer({"type": "line"}, encoding, "datum.source == 'measured'"), *([dots] if points else [])]
     if marker is not None:
         rule = {"type": "rule", "color": "grey", "strokeDash": [2, 2]}
         layers.append(_layer(rule, {"x": {"field": x_title, "type": "quantitative"}}, "datum.source == 'marker'"))

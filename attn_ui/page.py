@@ -65,6 +65,13 @@ COST = View(
     "Time and memory against sequence length, measured live: naive attention, PyTorch's SDPA, and tiled "
     "attention with online softmax (the FlashAttention idea).",
 )
+TRAINING = View(
+    "pages/7_Training.py",
+    "Training",
+    ":material/model_training:",
+    "One head learns a task while you watch: its pattern step by step, its loss and weights, and what dividing by "
+    "√d_k changes, measured on the same seed and batches.",
+)
 VIEWS = (
     View(
         "pages/1_Pipeline.py",
@@ -87,6 +94,7 @@ VIEWS = (
     MULTI_HEAD,
     COST,
     REAL_MODEL,
+    TRAINING,
 )
 
 

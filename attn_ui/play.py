@@ -1,4 +1,4 @@
-"""A generation step the user moves with a slider or plays forward on a timer (the Masking view).
+"""A step the user moves with a slider or plays forward on a timer (Masking's generation, Training's snapshots).
 
 Streamlit forbids changing a widget's value after the widget is drawn, so Play does not move the step itself:
 a timed fragment asks for a full rerun, and ``current_step`` moves the step at the top of that run, before
@@ -31,17 +31,17 @@ def _start_playing(last: int) -> None:
         st.session_state[STEP] = 1
 
 
-def step_controls(last: int) -> None:
+def step_controls(last: int, label: str = "Generation step t", help: str = "Which tokens the t-th token may see.") -> None:
     """The step's slider and the Play switch, and while playing, the timer that moves the step."""
     with st.container(horizontal=True, vertical_alignment="bottom"):
         if last > 1:
-            st.slider("Generation step t", 1, last, key=STEP, help="Which tokens the t-th token may see.", width=420)
+            st.slider(label, 1, last, key=STEP, help=help, width=420)
             st.toggle(
                 "Play",
                 key=PLAYING,
                 on_change=_start_playing,
                 args=(last,),
-                help=f"One step forward every {PLAY_SECONDS:g} s, up to the last token.",
+                help=f"One step forward every {PLAY_SECONDS:g} s, up to the last.",
             )
         else:
             st.caption("One position only: nothing to step through.")

@@ -1,6 +1,6 @@
 """The README's screenshots, taken from a fresh server in headless Chromium: `make screenshots`.
 
-Also runs as `python -m docs.screenshots` or `python docs/screenshots.py` from the repository root. It starts
+Also runs as `python -m docs.screenshots [FILE]` (one image) or `python docs/screenshots.py` from the repository root. It starts
 its own app server in the background (stopped by its PID when done) and writes PNGs to docs/images/.
 Needs Chromium at /usr/bin/chromium and the dev requirements (playwright).
 """
@@ -19,6 +19,7 @@ from tests.browser_support import (  # noqa: E402
     SENTENCE,
     chromium,
     exception_texts,
+    rerun,
     running_app,
     settle_layout,
     visit,
@@ -32,7 +33,9 @@ SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to
     ("presenter-pipeline-projector.png", "/Pipeline?present=on&slide=4", (1024, 576), "dark", None),
     ("dark-multi-head.png", f"/Multi_head?{WITH_SENTENCE}&slide=2", (1440, 900), "dark", "2 · Every head's attention"),
     ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}&slide=4", (1920, 1080), "light", None),
+    ("presenter-training.png", "/Training?present=on&slide=2", (1920, 1080), "light", None),
 )
+TRAINED = "/Training"  # its default settings are trained once, before the shots: a link to them then shows the run
 
 
 def take(browser, url: str, path: Path, viewport: tuple[int, int], scheme: str, heading: str | None) -> None:
@@ -52,13 +55,27 @@ def take(browser, url: str, path: Path, viewport: tuple[int, int], scheme: str, 
         page.close()
 
 
-def main() -> None:
+def train(browser, url: str) -> None:
+    """Press the Training view's Train button and wait for the run."""
+    page = visit(browser, url)
+    try:
+        with rerun(page, timeout_s=180):
+            page.get_by_role("button", name="Train").click()
+    finally:
+        page.close()
+
+
+def main(only: str | None = None) -> None:
+    """Every screenshot, or the one named ``only``."""
     IMAGES.mkdir(parents=True, exist_ok=True)
     with running_app() as base, chromium() as browser:
+        train(browser, base + TRAINED)
         for name, address, viewport, scheme, heading in SHOTS:
+            if only not in (None, name):
+                continue
             take(browser, base + address, IMAGES / name, viewport, scheme, heading)
             print(f"wrote {(IMAGES / name).relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

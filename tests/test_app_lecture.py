@@ -17,7 +17,7 @@ from attn_ui.slide import VIEWPORT_KEY
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING = (view.path for view in VIEWS)
 
 # Every control of each view (but presenter mode, tested below), with values to change it to in turn. Cost runs
 # small sweeps (T_max first), and its "Run sweep" button is covered by its own tests.
@@ -152,6 +152,8 @@ def test_every_chart_carries_the_app_theme(view):
     at = open_view(view.path, text=SENTENCE) if view.path in TEXT_KEY else open_view(view.path, T_max="256")
     if view.path == COST:
         at.button(key="run").click().run()  # its charts show a sweep's results
+    if view.path == TRAINING:
+        next(button for button in at.button if button.label == "Train").click().run()  # its charts show a trained run
     assert_clean(at)
     charts = at.get("vega_lite_chart")
     assert charts

@@ -36,7 +36,7 @@ PlaywrightError = pytest.importorskip("playwright.sync_api").Error
 __all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 
 WORDS = SENTENCE.split()
-WITHOUT_TEXT = {"Cost"}  # views that take no sentence
+WITHOUT_TEXT = {"Cost", "Training"}  # views that take no sentence
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 DARK_VIEWPORT = (1280, 720)
 SLACK_PX = 1.0

@@ -60,9 +60,10 @@ SLIDE = r"""() => {
 }"""
 
 
-def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str) -> list[dict]:
-    """Every slide of ``view`` in presenter mode, measured once it has settled."""
-    page = visit(browser, f"{server_url}/{view.url_path}?present=on", viewport=viewport, color_scheme=scheme)
+def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str, query: str = "") -> list[dict]:
+    """Every slide of ``view`` in presenter mode (``query``: more of its link's parameters), measured once it has settled."""
+    url = f"{server_url}/{view.url_path}?present=on" + (f"&{query}" if query else "")
+    page = visit(browser, url, viewport=viewport, color_scheme=scheme)
     try:
         wait_for_runs(page, 1)  # the rerun that follows the window's report of its size
         slides = []
@@ -102,19 +103,24 @@ def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
     return found
 
 
+def walk_problems(slides: list[dict], viewport: tuple[int, int]) -> list[str]:
+    """Every slide's problems; at full HD also those whose charts take less than MIN_SPAN of the screen's height."""
+    problems = [f"slide {slide['step'][0]}: {problem}" for slide in slides for problem in problems_of(slide, viewport)]
+    for slide in slides if viewport == FULL_HD else ():
+        charts = slide["charts"]
+        span = (max(c["bottom"] for c in charts) - min(c["top"] for c in charts)) / viewport[1] if charts else 1
+        if span < MIN_SPAN:
+            problems.append(f"slide {slide['step'][0]}: its charts take {span:.0%} of the screen's height")
+    return problems
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
 @pytest.mark.parametrize("view", [view for view in VIEWS if view.label in FITTED], ids=lambda view: view.url_path)
 def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
     slides = walk(server, browser, view, viewport, scheme)
     assert len(slides) == slides[0]["step"][1] >= 3
-    problems = [f"slide {slide['step'][0]}: {problem}" for slide in slides for problem in problems_of(slide, viewport)]
-    if viewport == FULL_HD:
-        for slide in slides:
-            charts = slide["charts"]
-            span = (max(c["bottom"] for c in charts) - min(c["top"] for c in charts)) / viewport[1] if charts else 1
-            if span < MIN_SPAN:
-                problems.append(f"slide {slide['step'][0]}: its charts take {span:.0%} of the screen's height")
+    problems = walk_problems(slides, viewport)
     assert not problems, f"{view.label} at {viewport} ({scheme}):\n" + "\n".join(problems)
 
 

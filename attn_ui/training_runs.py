@@ -1,0 +1,72 @@
+"""The Training view's runs: trained only when asked (Train), kept in the server's memory per settings and shared by
+every session, so that a link to a run already trained shows it at once."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import streamlit as st
+
+from attn_core.training import TooLong, TrainingRun, train
+
+RUNS_KEPT = 16  # settings; a pair of 300-step runs at d_k 256 holds about 0.5 MB
+BUDGET_S = 30.0  # seconds a pair of runs may take; longer ones are refused, with the time they would take
+
+
+@dataclass(frozen=True)
+class Settings:
+    task: str
+    d_k: int
+    optimizer: str
+    lr: float | None  # None: the optimizer's default
+    steps: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The same training scaled by 1/√d_k and unscaled: same seed, same start, same batches."""
+
+    scaled: TrainingRun
+    unscaled: TrainingRun
+
+
+@st.cache_resource
+def _store() -> tuple[OrderedDict[Settings, Pair], threading.Lock]:
+    return OrderedDict(), threading.Lock()
+
+
+def trained(settings: Settings) -> Pair | None:
+    """The pair of runs with these settings, if one was trained on this server."""
+    runs, lock = _store()
+    with lock:
+        return runs.get(settings)
+
+
+def train_pair(settings: Settings) -> Pair | str:
+    """Train both runs with a progress bar (a rerun, e.g. the Stop button, interrupts them); the pair, or why not."""
+    bar = st.progress(0.0, text="Training…")
+    total = 2 * settings.steps
+
+    def progress(done: int, before: int) -> None:
+        if done % 10 == 0 or done == settings.steps:
+            bar.progress((before + done) / total, text=f"Training: step {before + done:,} of {total:,} (both runs)")
+
+    options = {"d_k": settings.d_k, "optimizer": settings.optimizer, "lr": settings.lr, "steps": settings.steps}
+    options |= {"seed": settings.seed, "budget_s": BUDGET_S / 2}
+    try:
+        scaled = train(settings.task, scaled=True, progress=lambda done: progress(done, 0), **options)
+        unscaled = train(settings.task, scaled=False, progress=lambda done: progress(done, settings.steps), **options)
+    except TooLong as refused:
+        return f"This run is refused: {refused}. Fewer steps or a smaller d_k fit."
+    finally:
+        bar.empty()
+    pair = Pair(scaled, unscaled)
+    runs, lock = _store()
+    with lock:
+        runs[settings] = pair
+        while len(runs) > RUNS_KEPT:
+            runs.popitem(last=False)
+    return pair

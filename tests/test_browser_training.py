@@ -1,0 +1,68 @@
+"""The Training view in a real browser: Train, the snapshot slider and Play, and its slides at every lecture size."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_ui.page import TRAINING
+from tests.browser_support import browser, exception_texts, rerun, server, settle_layout, skip_without_browser, visit
+from tests.test_browser_slides import VIEWPORTS, walk, walk_problems
+
+skip_without_browser()
+__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+
+QUICK = "task=marker&d_k=16&steps=100"  # a pair of runs in about a second; the server keeps it for the module
+
+
+def snapshot_title(page) -> str:
+    return page.locator("[data-testid='stVegaLiteChart']").first.get_attribute("aria-label") or ""
+
+
+@pytest.fixture(scope="module")
+def trained(server, browser) -> str:
+    """The server holds a trained pair of runs for QUICK: a link to it shows the run at once."""
+    page = visit(browser, f"{server}/Training?{QUICK}&slide=2")
+    with rerun(page, timeout_s=120):
+        page.get_by_role("button", name="Train").click()
+    page.close()
+    return server
+
+
+def test_train_then_the_snapshot_slider_and_play_move_the_pattern(trained, browser):
+    page = visit(browser, f"{trained}/Training?{QUICK}&slide=2")
+    settle_layout(page)
+    assert "Attention at step 100" in snapshot_title(page)  # after training: the last snapshot
+    slider = page.get_by_role("slider", name="Snapshot")
+    with rerun(page):
+        slider.focus()
+        page.keyboard.press("Home")
+    settle_layout(page)
+    assert "Attention at step 0" in snapshot_title(page)
+    page.locator("label").filter(has_text="Play").click()
+    page.wait_for_function("() => window.location.search.includes('step=3')", timeout=30_000)
+    settle_layout(page)
+    assert "Attention at step" in snapshot_title(page) and "step 0" not in snapshot_title(page)
+    assert not exception_texts(page)
+    page.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
+def test_every_training_slide_fits_the_screen(trained, browser, viewport, scheme):
+    slides = walk(trained, browser, TRAINING, viewport, scheme, query=QUICK)
+    assert len(slides) == slides[0]["step"][1] >= 3
+    problems = walk_problems(slides, viewport)
+    assert sum(len(slide["charts"]) for slide in slides) >= 10  # the trained run's charts, not the untrained view
+    assert not problems, f"Training at {viewport} ({scheme}):\n" + "\n".join(problems)
+
+
+def test_stop_interrupts_a_run(server, browser):
+    page = visit(browser, f"{server}/Training?task=first&steps=1000&slide=2")
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("Training: step").wait_for(timeout=60_000)
+    with rerun(page):
+        page.locator("[data-testid='stMain']").get_by_role("button", name="Stop").click()
+    settle_layout(page)
+    assert page.get_by_text("Not trained yet").is_visible()  # nothing kept: the run did not finish
+    assert page.locator("[data-testid='stVegaLiteChart']").count() == 0 and not exception_texts(page)
+    page.close()
