@@ -40,6 +40,39 @@ def window_mask(t: int, window: int, t_k: int | None = None, device: torch.devic
     return ~hidden_keys(range(t), range(t if t_k is None else t_k), window, device)  # (t, t_k)
 
 
+def document_mask(lengths: list[int], t: int) -> Tensor:
+    """(t, t) boolean: several documents packed into one row of ``t`` tokens, each seeing only itself, causally.
+
+    Document d holds ``lengths[d]`` consecutive tokens; tokens after the last document (padding) see nothing.
+    Packing saves the padding of a batch; the mask keeps the documents from reading each other.
+    """
+    if min(lengths, default=1) < 1 or sum(lengths) > t:
+        raise ValueError(f"document lengths must be at least 1 and add up to at most {t}, not {lengths}")
+    document = torch.repeat_interleave(torch.arange(len(lengths) + 1), torch.tensor([*lengths, t - sum(lengths)]))  # (t,)
+    same = document[:, None] == document[None, :]  # (t, t)
+    real = document < len(lengths)  # (t,): not the padding after the documents
+    return same & real[:, None] & causal_mask(t)  # (t, t)
+
+
+def prefix_lm_mask(prefix: int, t: int) -> Tensor:
+    """(t, t) boolean: the first ``prefix`` tokens (a prompt, an image's patches) see each other both ways; the
+    rest see everything before them, causally (a prefix language model, as in T5's and PaliGemma's decoders)."""
+    if not 0 <= prefix <= t:
+        raise ValueError(f"the prefix must be between 0 and {t} tokens, not {prefix}")
+    in_prefix = torch.arange(t) < prefix  # (t,)
+    return causal_mask(t) | (in_prefix[:, None] & in_prefix[None, :])  # (t, t)
+
+
+def global_local_mask(t: int, window: int, n_global: int) -> Tensor:
+    """(t, t) boolean: a causal sliding window of ``window`` keys, plus ``n_global`` first tokens that every token
+    sees and that see every token (Longformer's and BigBird's global tokens; StreamingLLM's attention sinks are
+    the causal half of this)."""
+    if not 0 <= n_global <= t:
+        raise ValueError(f"the global tokens must be between 0 and {t}, not {n_global}")
+    is_global = torch.arange(t) < n_global  # (t,)
+    return window_mask(t, window) | is_global[None, :] | is_global[:, None]  # (t, t)
+
+
 def query_key_padding_mask(lengths: list[int], t: int) -> Tensor:
     """(B, t, t) boolean: True where both the query and the key are real tokens."""
     real = padding_mask(lengths, t)  # (B, 1, t): real keys

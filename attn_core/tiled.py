@@ -245,7 +245,8 @@ class KeyMasks:
             visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
             if not visible.any():
                 return None
-            biases.append(hiding(~visible))
+            if not visible.all():  # a tile the mask leaves wholly visible needs no bias
+                biases.append(hiding(~visible))
         return biases
 
 

@@ -1,0 +1,59 @@
+"""The masks of today's models (attn_core.masking): each against its definition, and attention under each."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attn_core.masking import document_mask, global_local_mask, prefix_lm_mask
+from attn_core.tiled import TileStats, tiled_attention
+
+
+def by_definition(t: int, may_attend) -> torch.Tensor:
+    return torch.tensor([[bool(may_attend(i, j)) for j in range(t)] for i in range(t)])
+
+
+def test_document_mask_keeps_each_packed_document_to_itself_causally():
+    lengths, t = [3, 1, 4], 10
+    starts = [0, 3, 4]
+    document = [d for d, n in enumerate(lengths) for _ in range(n)] + [None] * (t - sum(lengths))
+    expected = by_definition(t, lambda i, j: document[i] is not None and document[i] == document[j] and j <= i)
+    assert torch.equal(document_mask(lengths, t), expected)
+    assert all(document_mask(lengths, t)[start, start] for start in starts)  # a document's first token sees itself
+    with pytest.raises(ValueError, match="add up to at most 10"):
+        document_mask([6, 5], t)
+
+
+def test_prefix_lm_mask_is_bidirectional_in_the_prefix_and_causal_after():
+    t, prefix = 7, 3
+    expected = by_definition(t, lambda i, j: j <= i or (i < prefix and j < prefix))
+    assert torch.equal(prefix_lm_mask(prefix, t), expected)
+    assert torch.equal(prefix_lm_mask(0, t), torch.ones(t, t, dtype=torch.bool).tril())
+
+
+def test_global_local_mask_adds_global_tokens_to_a_sliding_window():
+    t, window, n_global = 9, 3, 2
+    expected = by_definition(t, lambda i, j: i - window < j <= i or i < n_global or j < n_global)
+    assert torch.equal(global_local_mask(t, window, n_global), expected)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [document_mask([40, 24, 64], 130), prefix_lm_mask(50, 130), global_local_mask(130, 32, 4)],
+    ids=["document", "prefix_lm", "global_local"],
+)
+def test_tiled_attention_under_each_mask_matches_sdpa(mask):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 130, 16, dtype=torch.float64) for _ in range(3))  # (B, H, T, d)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask).nan_to_num()  # SDPA: NaN on a fully masked row
+    assert torch.allclose(tiled_attention(q, k, v, mask=mask, block_q=32, block_k=32), expected, atol=1e-12)
+
+
+def test_tiles_a_mask_hides_are_skipped_and_those_it_leaves_whole_are_not_masked():
+    """4 packed documents of 64 tokens in 32 × 32 tiles: each document has 2 diagonal tiles (masked, causal) and one
+    below them that it sees whole; the other 52 of the 64 tiles lie between documents and are never computed."""
+    q, k, v = (torch.randn(1, 1, 256, 8) for _ in range(3))  # (B, H, T, d)
+    stats = TileStats()
+    tiled_attention(q, k, v, mask=document_mask([64] * 4, 256), block_q=32, block_k=32, stats=stats)
+    assert (stats.tiles, stats.computed, stats.masked, stats.skipped) == (64, 12, 8, 52)
