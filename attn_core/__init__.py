@@ -45,6 +45,7 @@ from attn_core.multihead import (
     nearest_head_counts,
     torch_mha_difference,
 )
+from attn_core.positions import rope, sinusoidal
 from attn_core.real_model import (
     Coreference,
     MiniLM,
@@ -94,7 +95,7 @@ from attn_core.tiled import (
     tiled_attention,
     tiled_working_bytes,
 )
-from attn_core.toy import embed_tokens, positional_encoding, projection, qkv_projections
+from attn_core.toy import embed_tokens, projection, qkv_projections
 from attn_core.walkthrough import FIXED_SIZES, PRESETS, Walkthrough, build_real_walkthrough, build_walkthrough
 
 __all__ = [
@@ -171,9 +172,10 @@ __all__ = [
     "padding_mask",
     "pairs_by_similarity",
     "pattern_similarity",
-    "positional_encoding",
     "projection",
     "qkv_projections",
+    "rope",
+    "sinusoidal",
     "query_key_padding_mask",
     "random_row",
     "resolve_device",

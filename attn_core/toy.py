@@ -38,14 +38,3 @@ def qkv_projections(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Seeded W_Q, W_K, W_V, each (C, d_k)."""
     return tuple(projection(d_model, d_k, seed, name, device) for name in ("W_Q", "W_K", "W_V"))
-
-
-def positional_encoding(t: int, d_model: int, device: torch.device | str | None = None) -> Tensor:
-    """The Transformer's sinusoidal position signal, (T, C): sin on even, cos on odd features."""
-    position = torch.arange(t, dtype=torch.float32).unsqueeze(1)  # (T, 1)
-    frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
-    angles = position * frequency  # (T, ceil(C/2))
-    encoding = torch.zeros(t, d_model)
-    encoding[:, 0::2] = torch.sin(angles)
-    encoding[:, 1::2] = torch.cos(angles[:, : d_model // 2])
-    return encoding.to(device)  # (T, C)

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import AttentionSteps, attend, default_scale, entropy
-from attn_core.toy import positional_encoding
+from attn_core.positions import sinusoidal
 
 TASKS = ("marker", "previous", "first")
 OPTIMIZERS = ("adam", "sgd")
@@ -145,7 +145,7 @@ def train(
     started = time.perf_counter()
     weights_rng, batches_rng, example_rng = (generator(seed, stream) for stream in range(3))
     embeddings = torch.randn(VOCAB, d_model, generator=weights_rng)  # (vocab, C), fixed
-    positions = positional_encoding(seq_len, d_model)  # (T, C), fixed
+    positions = sinusoidal(seq_len, d_model)  # (T, C), fixed
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_k), "W_out": (d_k, VOCAB)}
     params = {
         name: (torch.randn(shape, generator=weights_rng) / math.sqrt(shape[0])).requires_grad_() for name, shape in shapes.items()

@@ -9,9 +9,10 @@ from torch import Tensor
 
 from attn_core import examples
 from attn_core.attention import AttentionSteps, attend, cross_attention
+from attn_core.positions import sinusoidal
 from attn_core.real_model.bert import Encoded, MiniLM
 from attn_core.text import tokenize
-from attn_core.toy import embed_tokens, positional_encoding, qkv_projections
+from attn_core.toy import embed_tokens, qkv_projections
 
 # Preset name -> label. "custom" uses the user's sentence.
 PRESETS = {
@@ -47,7 +48,7 @@ class Walkthrough:
 
 def _embed(sentences: list[list[str]], d_model: int, seed: int, positional: bool, device: torch.device) -> Tensor:
     x = torch.stack([embed_tokens(tokens, d_model, seed, device) for tokens in sentences])  # (B, T, C)
-    return x + positional_encoding(x.shape[1], d_model, device) if positional else x
+    return x + sinusoidal(x.shape[1], d_model, device) if positional else x
 
 
 def build_walkthrough(

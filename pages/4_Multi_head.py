@@ -16,7 +16,7 @@ from attn_core import (
     nearest_head_counts,
     pairs_by_similarity,
     pattern_similarity,
-    positional_encoding,
+    sinusoidal,
     torch_mha_difference,
 )
 from attn_core.examples import COREFERENCE_SENTENCES
@@ -79,7 +79,7 @@ if n_heads != asked_heads:
 
 tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
 seed = st.session_state["seed"]
-x = embed_tokens(tokens, d_model, seed) + positional_encoding(len(tokens), d_model)  # (T, C)
+x = embed_tokens(tokens, d_model, seed) + sinusoidal(len(tokens), d_model)  # (T, C)
 w_q, w_k, w_v, w_o = multi_head_projections(d_model, seed)  # each (C, C)
 steps = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads)  # weights (h, T, T), output (T, C)
 d_head = d_model // n_heads

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attn_core import embed_tokens, head_metrics, multi_head_attention, multi_head_projections, positional_encoding, tokenize
+from attn_core import embed_tokens, head_metrics, multi_head_attention, multi_head_projections, sinusoidal, tokenize
 from attn_core.examples import COREFERENCE_SENTENCES
 from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
@@ -14,7 +14,7 @@ MULTI_HEAD = "pages/4_Multi_head.py"
 
 def engine(text: str, d_model: int, n_heads: int, seed: int):
     tokens = tokenize(text)
-    x = embed_tokens(tokens, d_model, seed) + positional_encoding(len(tokens), d_model)  # (T, C)
+    x = embed_tokens(tokens, d_model, seed) + sinusoidal(len(tokens), d_model)  # (T, C)
     return tokens, multi_head_attention(x, *multi_head_projections(d_model, seed), n_heads)
 
 

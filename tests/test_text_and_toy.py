@@ -7,9 +7,10 @@ from attn_core import (
     PRESETS,
     build_walkthrough,
     embed_tokens,
-    positional_encoding,
     qkv_projections,
+    rope,
     sdpa_difference,
+    sinusoidal,
     tokenize,
 )
 
@@ -50,8 +51,8 @@ def test_same_seed_same_numbers_everywhere():
     assert w_q[0].tolist() == pytest.approx([-0.0938, -0.1468], abs=1e-4)
 
 
-def test_positional_encoding():
-    pe = positional_encoding(4, 6)
+def test_sinusoidal_positions():
+    pe = sinusoidal(4, 6)
     assert pe.shape == (4, 6)
     assert pe[0].tolist() == [0, 1, 0, 1, 0, 1]  # sin(0), cos(0)
     assert not torch.equal(pe[1], pe[2])
@@ -102,3 +103,24 @@ def test_unscaled_walkthrough_is_sharper():
     scaled = build_walkthrough("custom", tokens, 64, 64, scaled=True).steps.weights
     unscaled = build_walkthrough("custom", tokens, 64, 64, scaled=False).steps.weights
     assert unscaled.amax(-1).mean() > scaled.amax(-1).mean()
+
+
+def test_rope_scores_depend_on_the_distance_only_and_keep_lengths():
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 16, dtype=torch.float64).unbind(0)  # one query and one key word, d = 16
+
+    def score(m: float, n: float) -> float:
+        return float(rope(q[None], torch.tensor([m])) @ rope(k[None], torch.tensor([n]))[0])
+
+    assert score(3, 1) == pytest.approx(score(10, 8), abs=1e-12) == pytest.approx(score(2.5, 0.5), abs=1e-12)
+    assert score(3, 1) != pytest.approx(score(3, 2), abs=1e-3)
+    x = torch.randn(3, 5, 16, dtype=torch.float64)  # (B, T, d)
+    rotated = rope(x, torch.arange(5))
+    assert torch.allclose(rotated.norm(dim=-1), x.norm(dim=-1)) and torch.equal(rotated[:, 0], x[:, 0])  # position 0
+    # Pair i of position m turns by m·base^(-2i/d): the complex product (x_2i + i·x_2i+1)·e^{i·m·θ_i}.
+    theta = 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+    turns = torch.polar(torch.ones(5, 8, dtype=torch.float64), torch.arange(5.0)[:, None] * theta)  # (T, d/2)
+    expected = torch.view_as_real(torch.view_as_complex(x.reshape(3, 5, 8, 2)) * turns)
+    assert torch.allclose(rotated, expected.reshape(3, 5, 16))
+    with pytest.raises(ValueError, match="d must be even"):
+        rope(torch.randn(4, 5), torch.arange(4))
