@@ -36,7 +36,7 @@ MASKED_COLOUR = "#9e9e9e"
 ALLOWED_COLOUR = "#1f77b4"
 HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
-CHAR_WIDTH = 8.5  # pixels of one label character at FONT_SIZE, a generous average
+CHAR_WIDTH = 7.5  # pixels of one label character at FONT_SIZE, a generous average (a lowercase word: 7.0)
 TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, TITLE_SIZE + 2)
 MIN_STEP = 20  # pixels per token row or column: a 14-px label fits, rotated or not
 MIN_INDEX_STEP = 10  # pixels per row or column numbering features, labelled every other one
@@ -50,6 +50,7 @@ KINDS = ("weights", "signed", "mask")
 LEGEND_HEIGHT = 68  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
 LEGEND_WIDTH = 100  # pixels of a colour legend at a plot's right: its offset, its bar and labels ("allowed")
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
+AXIS_PADDING = 4  # pixels from a plot to its axis labels, and from them to the axis title
 BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
@@ -73,8 +74,16 @@ THEME_CSS = """<style>
 
 # Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them.
 CONFIG = {
-    # labelFlush off: Streamlit's theme shifts the first and last labels inwards, onto their neighbours.
-    "axis": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE, "labelLimit": 0, "labelFlush": False},
+    # labelFlush off: Streamlit's theme shifts the first and last labels inwards, onto their neighbours. Its paddings
+    # (16 px from the plot to the labels, 16 more to the title) took a slide's heatmap 24 px of height and as much width.
+    "axis": {
+        "labelFontSize": FONT_SIZE,
+        "titleFontSize": TITLE_SIZE,
+        "labelLimit": 0,
+        "labelFlush": False,
+        "labelPadding": AXIS_PADDING,
+        "titlePadding": AXIS_PADDING,
+    },
     "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
     "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
     "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
@@ -194,11 +203,12 @@ def heatmap_width(
 
 def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "bottom") -> int:
     """Pixels of a heatmap's height outside its cells, at most: ``title_lines`` lines of title and subtitle, the
-    column labels (upright, as on a narrow cell), the axis title and a legend under the plot."""
+    column labels (upright, as on a narrow cell), the axis title, a legend under the plot, and the padding Vega
+    leaves above and below (about 20 px, measured)."""
     longest = max((len(short_label(label)) for label in col_labels), default=1)
     labels = FONT_SIZE + 6 if is_index(col_labels) else max(FONT_SIZE, longest * CHAR_WIDTH) + 6
     legend = LEGEND_HEIGHT if legend_side == "bottom" else 0
-    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + legend + 2 * VIEW_PADDING
+    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + legend + 4 * VIEW_PADDING
 
 
 def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
@@ -583,11 +593,13 @@ def labelled_lines(
     point_title: str,
     series_title: str,
     title: str = "",
+    legend_side: str = "bottom",
 ) -> dict:
     """One line per series over ordered points, e.g. a similarity per layer for each pair of sentences:
-    ``values`` is (series, points).
+    ``values`` is (series, points); the series' legend under the plot or at its right.
 
-    Draw it at its own height: ``steps.chart_block(width, "content", labelled_lines, ...)``.
+    Draw it with ``steps.labelled_lines_block``: at its own height with the legend under it, at the height of the
+    room it is given with the legend at its right.
     """
     values = np.asarray(values, dtype=float)
     series_index, point_index = np.indices(values.shape).reshape(2, -1)  # (series · points,) each, row-major
@@ -602,25 +614,21 @@ def labelled_lines(
     encoding = {
         "x": {"field": "position", "type": "ordinal", "axis": _label_axis(points, point_title, 2 * MIN_STEP)},
         "y": {"field": value_title, "type": "quantitative", "scale": {"zero": False}},
-        "color": {"field": series_title, "type": "nominal", "legend": {"orient": "bottom", "columns": 1}},
+        "color": {"field": series_title, "type": "nominal", "legend": {"orient": legend_side, "columns": 1}},
         "tooltip": [
             {"field": series_title, "type": "nominal"},
             {"field": point_title, "type": "nominal"},
             {"field": value_title, "type": "quantitative", "format": ".4f"},
         ],
     }
-    # The plot's own height; the legend (a line per series) and the upright labels come on top of it ("fit-x": only
-    # the width fits the column; Streamlit's default, "fit", squeezed the plot to nothing under a long legend).
-    return _spec(
-        f"lines: {title}",
-        title,
-        cells,
-        "",
-        mark={"type": "line", "point": True},
-        encoding=encoding,
-        height=PLOT_HEIGHT,
-        autosize={"type": "fit-x", "contains": "padding"},
-    )
+    # Under the plot, the legend (a line per series) and the upright labels come on top of the plot's own height
+    # ("fit-x": only the width fits the column; Streamlit's default, "fit", squeezed the plot to nothing under a long
+    # legend). With the legend at its right, the whole chart fits the height it is drawn at.
+    if legend_side == "bottom":
+        size = {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"}}
+    else:
+        size = {"autosize": {"type": "fit", "contains": "padding"}}
+    return _spec(f"lines: {title}", title, cells, "", mark={"type": "line", "point": True}, encoding=encoding, **size)
 
 
 def series_lines(

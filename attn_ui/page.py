@@ -247,6 +247,19 @@ class Slides:
         controls' popover, so that the slide's room goes to its charts."""
         return self.controls if slide.presenting() else st.container()
 
+    def tabs(self, label: str, labels: list[str], key: str) -> tuple[int, DeltaGenerator]:
+        """Tabs of which only the open one is drawn (opening another reruns the view): the open tab's number (from 0)
+        and where to draw it. On a slide, the choice is a row of buttons named ``label`` in the controls' popover,
+        and the slide's height goes to its charts."""
+        url_state.keep_in(key, labels, labels[0])  # a tab fewer (one sentence less): back to the first
+        if slide.presenting():
+            with self.controls:
+                st.segmented_control(label, labels, key=key, required=True)
+            return labels.index(st.session_state[key]), st.container()
+        tabs = st.tabs(labels, key=key, on_change="rerun")
+        number = next((number for number, tab in enumerate(tabs) if tab.open), 0)
+        return number, tabs[number]
+
     def part(self, number: int) -> bool:
         """Whether part ``number`` (from 1) of the open section is on screen: on its slide in presenter mode, always
         outside it."""

@@ -24,10 +24,12 @@ TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL
 TALL_TYPE_PX = 21
 TALL_PX = 800
 ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
-# Above a slide's charts, the bar (view, step, Previous / Next, Controls) and the section's title, with their margins;
-# below them, the page's bottom margin. In rem: they grow with the presenter's type.
-CHROME_REM = 10.1
+# Above a slide's charts, the bar (view, step, Previous / Next, Controls) and the section's title, with their margins
+# (7.4 rem, measured); below them, the page's bottom margin and a little spare. In rem: they grow with the presenter's
+# type.
+CHROME_REM = 8.4
 LINE_REM = 1.7  # a line of text on a slide (its lead, a caption)
+GAP_REM = 1  # between the charts and text under them
 # Outside presenter mode: from this window width, rows of charts grow with the main column, which is the window less
 # the sidebar (when open) and the column's side padding, in Streamlit's own 16-px type.
 WIDE_PX = 1600
@@ -105,21 +107,23 @@ def slide_room() -> Room | None:
 
 
 @contextmanager
-def sharing(count: int, text_lines: int = 2) -> Iterator[None]:
-    """Within the block, ``count`` charts share the slide's width side by side and have its height, less
-    ``text_lines`` lines of text that the slide shows besides them (its lead, captions). Outside presenter mode, on a
-    window at least WIDE_PX wide, they share the main column's width (the page scrolls: no height); on a narrower
-    one, nothing changes."""
+def sharing(count: int, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Iterator[None]:
+    """Within the block, ``count`` charts share the slide's width side by side, less ``aside`` pixels kept beside
+    them (a column of metrics), and have its height, less the lines of text that the slide shows above them (its
+    lead) and below them (captions, metrics), and the gap above the latter. Outside presenter mode, on a window at
+    least WIDE_PX wide, they share the main column's width likewise (the page scrolls: no height); on a narrower one,
+    nothing changes."""
     width, height = window()
+    blocks = count + (aside > 0)  # blocks side by side, a gap between two
     if presenting():
         rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
         share = Room(
-            width=int((width - 2 * SIDE_PX - (count - 1) * ROW_GAP_REM * rem) / count),
-            height=int(height - (CHROME_REM + text_lines * LINE_REM) * rem),
+            width=int((width - 2 * SIDE_PX - aside - (blocks - 1) * ROW_GAP_REM * rem) / count),
+            height=int(height - (CHROME_REM + (lines_above + lines_below) * LINE_REM + GAP_REM * (lines_below > 0)) * rem),
         )
     elif width >= WIDE_PX:
-        column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX
-        share = Room(width=int((column - (count - 1) * ROW_GAP_REM * PAGE_TYPE_PX) / count), height=None)
+        column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX - aside
+        share = Room(width=int((column - (blocks - 1) * ROW_GAP_REM * PAGE_TYPE_PX) / count), height=None)
     else:
         yield
         return

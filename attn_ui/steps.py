@@ -34,6 +34,7 @@ from attn_ui.charts import (
     heatmap_grid,
     heatmap_width,
     is_index,
+    labelled_lines,
     title_width,
 )
 from attn_ui.draw import draw
@@ -80,12 +81,23 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
     return options
 
 
+def formula_lines(formula: str, shape: str) -> tuple[str, ...]:
+    """A matrix's formula and shape under its title: on one line on a slide, where that line fits the chart's share
+    of the row (a line of the slide's height goes to the cells instead), on two lines elsewhere."""
+    room = slide.slide_room()
+    one_line = f"{formula} · {shape}"
+    if room is not None and title_width("", (one_line,)) <= room.width:
+        return (one_line,)
+    return formula, shape
+
+
 @contextmanager
-def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2) -> Iterator[None]:
-    """A row of ``count`` blocks (charts with their titles) that wraps to fewer per line when the main column is
-    narrow; on a slide, they share its width and take its height, less its lead of ``lead_lines`` lines and
-    ``extra_lines`` more lines of text it shows (``attn_ui.slide.sharing``)."""
-    with slide.sharing(count, lead_lines + extra_lines):
+def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 0) -> Iterator[None]:
+    """A row of ``count`` blocks (charts with their titles), and ``aside`` pixels for a last block beside them
+    (metrics), that wraps to fewer per line when the main column is narrow; on a slide, they share its width and take
+    its height, less its lead of ``lead_lines`` lines (with any control above the row) and ``extra_lines`` lines
+    of text under the row (``attn_ui.slide.sharing``)."""
+    with slide.sharing(count, lead_lines, extra_lines, aside):
         with st.container(horizontal=True, wrap=True, gap="medium"):
             yield
         room = slide.room()
@@ -136,7 +148,7 @@ def matrix_step(
     """
     exact = tensor.detach().cpu().numpy()
     matrix = exact.astype(np.float64)
-    subtitle = (plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
+    subtitle = formula_lines(plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
     size = heatmap_size(row_labels, col_labels, 1 + len(subtitle), max_width)
     with block(max(heatmap_width(row_labels, col_labels, **size), title_width(title, subtitle))):
         draw(
@@ -218,28 +230,30 @@ def thumbnails_size(layers: int) -> dict:
     return {"max_width": room.width, "max_panel": (room.height - THUMBNAILS_FRAME) // layers - PANEL_SPACING}
 
 
-def score_steps(steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str) -> None:
-    """Scores, scaled scores and weights of batch item ``b`` in a row (``steps`` may have a head dimension
-    after the batch one: ``b`` then picks a (batch, head) pair, e.g. ``(0, 2)``)."""
+def score_steps(
+    steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str, shown: slice = slice(None)
+) -> None:
+    """Scores, scaled scores and weights of batch item ``b``, or the ``shown`` slice of them, as blocks of the row
+    they are drawn in (``steps`` may have a head dimension after the batch one: ``b`` then picks a (batch, head)
+    pair, e.g. ``(0, 2)``)."""
     matrices = (
         ("Scores", r"S = Q K^\top", steps.scores, "signed"),
         ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
         ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
     )
-    with row(len(matrices)):
-        for title, formula, tensor, kind in matrices:
-            matrix_step(
-                title,
-                formula,
-                tensor[b],
-                queries,
-                keys,
-                shape=tuple(tensor.shape),
-                kind=kind,
-                row_title="query",
-                col_title="key",
-                max_width=SCORE_WIDTH,
-            )
+    for title, formula, tensor, kind in matrices[shown]:
+        matrix_step(
+            title,
+            formula,
+            tensor[b],
+            queries,
+            keys,
+            shape=tuple(tensor.shape),
+            kind=kind,
+            row_title="query",
+            col_title="key",
+            max_width=SCORE_WIDTH,
+        )
 
 
 def bar_block(
@@ -271,6 +285,15 @@ def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **
         width, height = room.width, max(room.height, MIN_CHART)
     with block(width):
         draw(builder, *args, width="stretch", height=height, **options)
+
+
+def labelled_lines_block(*args: Any, **options: Any) -> None:
+    """``charts.labelled_lines`` as wide as its column, at its own height; on a slide, with its legend at its right,
+    as high as the room the slide leaves it (its legend under it would push the chart off the screen)."""
+    if slide.slide_room() is None:
+        chart_block(MAX_WIDTH, "content", labelled_lines, *args, **options)
+    else:
+        chart_block(MAX_WIDTH, MIN_CHART, labelled_lines, *args, legend_side="right", **options)
 
 
 def feature_labels(n: int) -> list[str]:

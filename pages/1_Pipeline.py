@@ -204,7 +204,8 @@ if slides.show(3):
 
 if slides.show(4):
     st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-    score_steps(steps, b, queries, keys, scale_text)
+    with row(3):
+        score_steps(steps, b, queries, keys, scale_text)
 
 if slides.show(5):
     st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")

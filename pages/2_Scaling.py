@@ -26,6 +26,7 @@ from attn_ui.steps import bar_block, chart_block, matrix_step, row
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
+METRICS_WIDTH = 200  # pixels of the metrics beside a chart
 PARAMS = (
     Param("text", DEFAULT_SENTENCE, url_state.text),
     Param("seed", 0, url_state.integer(0, 2**31 - 1)),
@@ -110,7 +111,8 @@ if slides.show(2):
         r"$q \cdot k = q_1 k_1 + \dots + q_{d_k} k_{d_k}$ sums d_k terms of variance 1: **Var(q·k) = d_k**, "
         "so scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
-    with row(1, extra_lines=4):  # the metrics and the caption under the chart
+    at_d_k = D_K_VALUES.index(d_k)
+    with row(1, extra_lines=1, aside=METRICS_WIDTH):  # the metrics beside the chart, the caption under it
         chart_block(
             MAX_WIDTH,
             LINE_HEIGHT,
@@ -125,10 +127,9 @@ if slides.show(2):
             marker=d_k,
             title="Measured variance (points) against theory (dashed lines)",
         )
-    at_d_k = D_K_VALUES.index(d_k)
-    left, right = st.columns(2)
-    left.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
-    right.metric(f"Var(q·k / √{d_k})", f"{float(variance.scaled[at_d_k]):.3f}", help="Theory: 1.")
+        with st.container(width=METRICS_WIDTH):
+            st.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
+            st.metric(f"Var(q·k / √{d_k})", f"{float(variance.scaled[at_d_k]):.3f}", help="Theory: 1.")
     st.caption(f"Monte Carlo with {VARIANCE_SAMPLES:,} random (q, k) pairs; each d_k uses their first d_k entries.")
 
 if slides.show(3):
@@ -142,7 +143,7 @@ if slides.show(3):
         "Largest weight": "max_weight",
         "Norm of the softmax Jacobian": "jacobian_norm",
     }
-    with row(len(curves), extra_lines=2):  # the formula under the charts
+    with row(len(curves), extra_lines=3):  # the formula under the charts
         for title, field in curves.items():
             measured = {
                 "unscaled": getattr(saturation.unscaled, field).numpy(),

@@ -29,6 +29,7 @@ from attn_ui.url_state import Param
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
+METRIC_WIDTH = 220  # pixels of a metric beside charts
 MASK_LABELS = {
     "causal": "Causal (look-ahead)",
     "padding": "Padding",
@@ -145,54 +146,47 @@ elif empty.any():
     )
 
 if slides.show(2):
-    st.markdown(
-        "A decoder writes one token at a time: at step t, token t may only look at what is already written. "
-        "The highlighted row is the query at this step."
-    )
+    if slides.part(1):  # on a slide, one line of lead: the step's slider comes before the charts
+        st.markdown("At step t, token t may only look at what is already written; the highlighted row is its query.")
     step_controls(t)
     query = step - 1
-    sentence_tabs = [f"Sentence {b + 1}" for b in range(n_sentences)]
-    url_state.keep_in("sentence_tab", sentence_tabs, sentence_tabs[0])  # one sentence fewer: back to the first
-    # Lazy: only the open sentence's three charts are drawn; another tab reruns the view with it.
-    for b, tab in enumerate(st.tabs(sentence_tabs, key="sentence_tab", on_change="rerun")):
-        if not tab.open:
-            continue
-        with tab:
-            sentence = tokens[b]
-            if slides.part(1):
-                with row(2, extra_lines=5):  # under the step's slider and the sentence tabs
-                    for title, formula, tensor, colours in (
-                        (
-                            "Scaled scores, masked",
-                            r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
-                            steps.scaled,
-                            "signed",
-                        ),
-                        ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
-                    ):
-                        matrix_step(
-                            title,
-                            formula,
-                            tensor[b],
-                            sentence,
-                            sentence,
-                            shape=tuple(tensor.shape),
-                            kind=colours,
-                            row_title="query",
-                            col_title="key",
-                            highlight=query,
-                        )
-            if slides.part(2):
-                visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
-                seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
-                st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
-                with row(1, extra_lines=7):  # under the slider, the tabs and the step's keys
-                    bar_block(
-                        steps.weights[b, query],
+    b, tab = slides.tabs("Sentence", [f"Sentence {b + 1}" for b in range(n_sentences)], "sentence_tab")
+    with tab:  # only the open sentence's charts are drawn
+        sentence = tokens[b]
+        if slides.part(1):
+            with row(2, lead_lines=4):  # a line of lead, then the step's slider
+                for title, formula, tensor, colours in (
+                    (
+                        "Scaled scores, masked",
+                        r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
+                        steps.scaled,
+                        "signed",
+                    ),
+                    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
+                ):
+                    matrix_step(
+                        title,
+                        formula,
+                        tensor[b],
                         sentence,
-                        value_title="weight",
-                        title="Weights of this step's query",  # the same at every step: only the bars' data change
+                        sentence,
+                        shape=tuple(tensor.shape),
+                        kind=colours,
+                        row_title="query",
+                        col_title="key",
+                        highlight=query,
                     )
+        if slides.part(2):
+            visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
+            seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
+            st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
+            with row(1, lead_lines=4):  # the step's slider, then its keys as a line of lead
+                bar_block(
+                    steps.weights[b, query],
+                    sentence,
+                    value_title="weight",
+                    title="Weights of this step's query",  # the same at every step: only the bars' data change
+                )
 
 if slides.show(3):
     if kind == "custom":
@@ -213,11 +207,8 @@ if slides.show(4):
     sentence = tokens[b]
     large_negative = f"{LARGE_NEGATIVE:.0e}".replace("e+0", "e")  # -1e9
     fills = compare_fills(steps.scores[b, query] * steps.scale, mask[b, query])
-    state = "is fully blocked" if empty[b, query] else "still sees a key; block a whole row to see the difference"
-    st.markdown(
-        escape_markdown(f"Query “{sentence[query]}” of sentence {b + 1} {state}.")
-        + " Three ways to apply its mask before softmax:"
-    )
+    state = "is fully blocked" if empty[b, query] else "still sees a key (block a whole row to see the difference)"
+    st.markdown(escape_markdown(f"Query “{sentence[query]}” of sentence {b + 1} {state}, masked three ways:"))
     fill_rows = {
         "naive softmax, masked = −∞": fills.naive,
         "attn_core masked_softmax": fills.attn_core,
@@ -225,10 +216,10 @@ if slides.show(4):
     }
     st.table(numbers_table(np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T, sentence, list(fill_rows)))
     st.markdown(
-        "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which then spreads through every later layer. "
-        f"Filling with {large_negative} avoids the NaN but silently gives a **uniform** row over keys the query "
-        "must not see (and in float16, −1e9 overflows to −∞ anyway). attn_core returns **0** weights and a 0 context, "
-        "and this app says when it happens. In a row that still sees a key, all three agree."
+        "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which spreads through every later layer. "
+        f"Filling with {large_negative} avoids the NaN but gives a **uniform** row over keys the query must not see "
+        "(in float16, −1e9 is −∞ anyway). attn_core returns **0** weights and a 0 context. In a row that still sees "
+        "a key, all three agree."
     )
 
 if slides.show(5):
@@ -239,12 +230,13 @@ if slides.show(5):
     additive = additive_mask(mask)  # (B, T, T)
     additive_weights = weights_with_additive_mask(steps, additive)
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row(2, extra_lines=4):  # the metric under them
+    with row(2, aside=METRIC_WIDTH):  # the metric beside them
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
         matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
-    st.metric(
-        "Largest difference between the two conventions' weights (whole batch)",
-        f"{float((steps.weights - additive_weights).abs().max()):.1e}",
-    )
+        st.metric(
+            "Largest difference between the two conventions' weights (whole batch)",
+            f"{float((steps.weights - additive_weights).abs().max()):.1e}",
+            width=METRIC_WIDTH,
+        )
 
 page.publish(PARAMS)

@@ -130,14 +130,16 @@ if slides.show(4, f"Head {head}: its queries, keys and values"):
             )
 
 if slides.show(5, f"Head {head}: scores, weights and context"):
-    st.markdown(
-        f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}; softmax turns each row into "
-        "weights, which mix the head's values into its context Z."
-    )
+    scale_text = rf"\frac{{1}}{{\sqrt{{{d_head}}}}}"
+    # Two token-by-token matrices a slide, under a one-line lead: three do not fit a 1024-px window.
     if slides.part(1):
-        score_steps(steps.heads, head, tokens, tokens, rf"\frac{{1}}{{\sqrt{{{d_head}}}}}")
+        st.markdown(f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}.")
+        with row(2, lead_lines=1):
+            score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(0, 2))
     if slides.part(2):
-        with row():
+        st.markdown("Softmax turns each row of scaled scores into weights, which mix the head's values into its context Z.")
+        with row(2, lead_lines=1):
+            score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(2, 3))
             matrix_step(
                 f"Z, head {head}'s context",
                 rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",

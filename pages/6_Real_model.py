@@ -19,11 +19,11 @@ from attn_core import (
 from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
 from attn_ui import page, slide, url_state
-from attn_ui.charts import MAX_WIDTH, PICKED_HEAD, head_thumbnails, labelled_lines, short_label
+from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
 from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
-from attn_ui.steps import bar_block, chart_block, heatmap_block, row, thumbnails_size
+from attn_ui.steps import bar_block, heatmap_block, labelled_lines_block, row, thumbnails_size
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
@@ -57,7 +57,7 @@ def open_picked_head() -> None:
 
 
 SLIDES = (
-    page.Section("One head", "Head view", parts=3),  # on slides: its charts, its numbers, its similar heads
+    page.Section("One head", "Head view", parts=4),  # on slides: its heatmap, its bars, its numbers, its similar heads
     page.Section("All heads", "Model view: every head of every layer"),
     page.Section("Coreference", "Coreference: what does “it” refer to?", parts=2),  # the table, then the heatmap
     page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
@@ -110,18 +110,22 @@ if slides.show(1):
         head = st.selectbox("Head", range(n_heads), key="head", width=160)
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
     head_weights = weights[layer, head]  # (T, T)
-    if slides.part(2) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
+    if slides.part(3) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
         share = previous_token_share(run, layer, head)
         st.caption(
             f"This view opens on layer {layer}, head {head}, a **previous-token head**: on this sentence it gives each "
             f"token's predecessor {share:.0%} of its attention on average, a clean line just below the diagonal. "
             "It is the easiest pattern to see; most other heads spread their attention or park it on [CLS] and [SEP]."
         )
-    if slides.part(1):
-        with row(2, lead_lines=0):  # on a slide, the note on the sentence is in Controls
-            heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
-            bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
-    if slides.part(2):
+    # On a slide the note on the sentence is in Controls, and the heatmap and the bars each have a slide: 15 tokens
+    # side by side do not fit a 1024 × 576 window.
+    if slides.part(1) or slides.part(2):
+        with row(1 if slide.presenting() else 2, lead_lines=0):
+            if slides.part(1):
+                heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
+            if slides.part(2):
+                bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
+    if slides.part(3):
         with st.container(horizontal=True, gap="large"):
             entropies = head_entropy(run)  # (L, H)
             st.metric("This head's mean entropy", f"{float(entropies[layer, head]):.2f} nats", width="content")
@@ -134,7 +138,7 @@ if slides.show(1):
         )
     similarity = head_similarity(run, layer, head)  # (L, H)
     closest = ", ".join(f"layer {i} head {j} ({float(similarity[i, j]):.2f})" for i, j in closest_heads(similarity, layer, head))
-    if slides.part(3):
+    if slides.part(4):
         st.markdown(f"Most similar heads: {closest}.")
         # Made when opened: a third chart on the view's first section, 0.07-0.16 s of a new tab's first render (12
         # loads). On a slide of its own, drawn at once.
@@ -189,7 +193,7 @@ if slides.show(3):
             st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
         if slides.part(2):
             title = f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2"
-            with row(1, extra_lines=1):  # the summary's third line
+            with row(1, lead_lines=3):  # the summary's three lines
                 heatmap_block(
                     coref.change.numpy(), layer_names, head_names, kind="signed", row_title="layer", col_title="head", title=title
                 )
@@ -225,19 +229,17 @@ if slides.show(4):
             f"{short_label(contexts.sentences[i], SENTENCE_LABEL)} ↔ {short_label(contexts.sentences[j], SENTENCE_LABEL)}"
             for i, j in contexts.pairs
         ]
-        if slides.part(2):  # on a slide, alone: at its own height (labelled_lines), it fills a 720-px-high window
-            chart_block(
-                MAX_WIDTH,
-                "content",
-                labelled_lines,
-                contexts.similarity.numpy(),
-                pair_names,
-                [stage.replace("embedding layer", "embedding") for stage in contexts.stages],  # whole, not cut to 14
-                value_title="cosine similarity",
-                point_title="stage",
-                series_title="sentences",
-                title=f"“{contexts.word}” in two sentences: how alike its vectors are",
-            )
+        if slides.part(2):  # on a slide, alone, as high as the slide allows
+            with row(lead_lines=0):
+                labelled_lines_block(
+                    contexts.similarity.numpy(),
+                    pair_names,
+                    [stage.replace("embedding layer", "embedding") for stage in contexts.stages],  # whole, not cut to 14
+                    value_title="cosine similarity",
+                    point_title="stage",
+                    series_title="sentences",
+                    title=f"“{contexts.word}” in two sentences: how alike its vectors are",
+                )
         if slides.part(1):  # on a slide, under the introduction: what to look for in the chart
             st.caption(escape_markdown(embedding_stage_note(contexts)))
 

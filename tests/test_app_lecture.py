@@ -197,18 +197,19 @@ def test_presenter_mode_shows_one_slide_and_steps_with_next(view):
 
 
 def test_a_section_too_large_for_one_screen_is_two_slides_in_presenter_mode():
-    """Multi-head's scores section is two slides in presenter mode (its three score matrices, then the head's context),
-    counted by the step counter and named in the URL ("part"); outside presenter mode it is one section."""
+    """Multi-head's scores section is two slides in presenter mode (scores and scaled scores, then weights and the
+    head's context: three token-by-token matrices do not fit a 1024-px window side by side), counted by the step
+    counter and named in the URL ("part"); outside presenter mode it is one section."""
     at = open_view(MULTI_HEAD, present="on", slide="5")
     assert_clean(at)
     assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context (1/2)"]
-    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Scores", "Scaled scores", "Attention weights"]
+    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Scores", "Scaled scores"]
     bar = next(text for text in texts(at, "markdown") if text.startswith("**Multi-head** · Step "))
     assert bar.startswith("**Multi-head** · Step 5 of 13 · ")  # one step per part of sections 1-5, parts of 5, 6, 7, 8
     at.button(key="slide_next").click().run()
     assert at.query_params["slide"] == "5" and at.query_params["part"] == "2"
     assert [h.value for h in at.header] == ["5 · Head 0: scores, weights and context (2/2)"]
-    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Z, head 0's context"]
+    assert [heading.split("\n")[0] for heading in chart_headings(at)] == ["Attention weights", "Z, head 0's context"]
     at.button(key="slide_next").click().run()
     assert at.query_params["slide"] == "6" and "part" not in at.query_params and at.header[0].value.startswith("6 · ")
     at.button(key="clicker_previous").click().run()
@@ -222,7 +223,8 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
     """On a slide, a heatmap keeps 20 px per token: where the window is too small for that, the slide says so
     rather than squeeze the rows; the window's size is what the browser reported (attn_ui.slide)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"present": "on", "slide": "5", "part": "2"})  # one head's context: 11 tokens
+    # One head's weights and context, of 18 tokens: 360 px of rows, which a 576-px-high window has not.
+    at.query_params.update({"present": "on", "slide": "5", "part": "2", "text": " ".join(["word"] * 18)})
     at.switch_page(MULTI_HEAD)
     at.session_state[VIEWPORT_KEY] = window
     at.run()
@@ -230,7 +232,7 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
     notes = [text for text in texts(at, "caption") if "do not fit this window" in text]
     assert notes == (
         [
-            "11 tokens do not fit this window at 20 px each: the slide scrolls. A larger window, or a shorter "
+            "18 tokens do not fit this window at 20 px each: the slide scrolls. A larger window, or a shorter "
             "sentence in Controls, fits it on one screen."
         ]
         if crowded
