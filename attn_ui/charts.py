@@ -160,14 +160,15 @@ def cell_steps(
     max_height: int,
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
+    compact_height: int = COMPACT_HEIGHT,
 ) -> tuple[float, float]:
     """Pixels per cell (width, height): at most ``max_step``, square where the matrix fits, or up to ``max_aspect``
     times taller than wide where its columns are features and the height allows (a slide's token-by-feature matrix);
     at least MIN_STEP along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
     while that fits; squeezed to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A
-    feature-by-feature matrix (a W) is kept compact."""
+    feature-by-feature matrix (a W) is kept compact: its cells at most ``compact_height`` high."""
     if is_index(row_labels):
-        max_height = min(max_height, COMPACT_HEIGHT)
+        max_height = min(max_height, compact_height)
     cells_width = max_width - _label_room(row_labels)
     fit_width, fit_height = cells_width / max(len(col_labels), 1), max_height / max(len(row_labels), 1)
     side = min(max_step, fit_width, fit_height)
@@ -192,11 +193,12 @@ def heatmap_width(
     max_height: int = MAX_HEIGHT,
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
+    compact_height: int = COMPACT_HEIGHT,
     legend_side: str = "bottom",
 ) -> int:
     """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title, and a
     legend at the right."""
-    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect)
+    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect, compact_height)
     legend = LEGEND_WIDTH if legend_side == "right" else 0
     return int(len(col_labels) * cell_width) + _label_room(row_labels) + legend
 
@@ -230,6 +232,7 @@ def heatmap(
     max_height: int = MAX_HEIGHT,
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
+    compact_height: int = COMPACT_HEIGHT,
     legend_side: str = "bottom",
     highlight: int | None = None,
 ) -> dict:
@@ -252,7 +255,7 @@ def heatmap(
         col_title: _names(col_labels, cols),
         "value": shown_values.ravel(),
     }
-    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect)
+    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect, compact_height)
     position = {
         "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
         "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},

@@ -44,7 +44,7 @@ from attn_ui.formula import plain_formula
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
 MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
-SLIDE_MAX_STEP = 120  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
+SLIDE_MAX_STEP = 160  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
 SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
 MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
@@ -66,11 +66,13 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
         the side of a cell."""
         cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
         width = room.width - (LEGEND_WIDTH if legend_side == "right" else 0)
+        height = max(cells_height, readable)
         options = {
             "max_width": max(width, readable_width),
-            "max_height": max(cells_height, readable),
+            "max_height": height,
             "max_step": SLIDE_MAX_STEP,
             "max_aspect": SLIDE_MAX_ASPECT,
+            "compact_height": height,  # a W takes a slide's height as the other matrices do
         }
         cell = min(cell_steps(row_labels, col_labels, **options))
         return (cells_height >= readable and width >= readable_width, cell), options | {"legend_side": legend_side}
