@@ -37,7 +37,9 @@ EXCEPTION = "[data-testid='stException']"
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"  # 16 distinct words
 RUN_TIMEOUT_S = 90  # the first run of a view on a fresh server imports torch (and may load the real model)
 SERVER_START_S = 60
-_finished_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> [number of finished script runs]
+# page -> the starts ("new_session") and ends ("script_finished") of its script runs, in order: a run stopped for a
+# rerun (the window's report of its size arriving while the first run still computes) starts and never ends.
+_runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def skip_without_browser() -> None:
@@ -144,17 +146,18 @@ def browser():
         yield launched
 
 
-def _count_finished_runs(page, websocket) -> None:
+def _record_runs(page, websocket) -> None:
     def on_frame(payload) -> None:
-        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
-            _finished_runs[page][0] += 1
+        kind = ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
+        if kind in ("script_finished", "new_session"):
+            _runs[page].append(kind)
 
     websocket.on("framereceived", on_frame)
 
 
 def finished_runs(page) -> int:
     """How many script runs (full or fragment) the app has reported finished to this page."""
-    return _finished_runs[page][0]
+    return _runs[page].count("script_finished")
 
 
 def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> None:
@@ -163,6 +166,18 @@ def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> Non
     while finished_runs(page) <= more_than:
         if time.monotonic() > deadline:
             raise AssertionError(f"no script run finished within {timeout_s} s (page {page.url})")
+        page.wait_for_timeout(50)  # lets playwright deliver WebSocket events
+    page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
+
+
+def wait_for_size_report(page, timeout_s: float = RUN_TIMEOUT_S) -> None:
+    """After the app's first run: wait until the run that follows the window's report of its size has finished. The
+    report may come while the first run still computes (a view's first visit fills its caches); that run then stops
+    for the new one, unfinished."""
+    deadline = time.monotonic() + timeout_s
+    while not (_runs[page].count("new_session") >= 2 and _runs[page][-1] == "script_finished"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no run after the window's size report finished within {timeout_s} s (page {page.url})")
         page.wait_for_timeout(50)  # lets playwright deliver WebSocket events
     page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
 
@@ -182,8 +197,8 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
     if init_script:
         page.add_init_script(init_script)
-    _finished_runs[page] = [0]
-    page.on("websocket", lambda websocket: _count_finished_runs(page, websocket))
+    _runs[page] = []
+    page.on("websocket", lambda websocket: _record_runs(page, websocket))
     page.goto(url)
     wait_for_runs(page, 0)
     return page

@@ -24,6 +24,7 @@ from tests.browser_support import (
     skip_without_browser,
     visit,
     wait_for_runs,
+    wait_for_size_report,
 )
 
 skip_without_browser()
@@ -31,7 +32,6 @@ __all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_sup
 
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 FULL_HD = (1920, 1080)
-FITTED = ("Pipeline", "Cost")  # the views whose every slide fits every size (issue 37 goes on: see its note)
 SLACK_PX = 1
 MIN_TEXT_PX = 14
 MIN_SPAN = 0.5  # of the window's height, taken by a full-HD slide's charts
@@ -65,7 +65,7 @@ def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str,
     url = f"{server_url}/{view.url_path}?present=on" + (f"&{query}" if query else "")
     page = visit(browser, url, viewport=viewport, color_scheme=scheme)
     try:
-        wait_for_runs(page, 1)  # the rerun that follows the window's report of its size
+        wait_for_size_report(page)
         slides = []
         while True:
             settle_layout(page)
@@ -116,7 +116,7 @@ def walk_problems(slides: list[dict], viewport: tuple[int, int]) -> list[str]:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
-@pytest.mark.parametrize("view", [view for view in VIEWS if view.label in FITTED], ids=lambda view: view.url_path)
+@pytest.mark.parametrize("view", VIEWS, ids=lambda view: view.url_path)
 def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
     slides = walk(server, browser, view, viewport, scheme)
     assert len(slides) == slides[0]["step"][1] >= 3
