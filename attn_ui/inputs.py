@@ -22,6 +22,12 @@ def fixed_size(label: str, value: int | None, why: str) -> None:
     st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
 
 
+def keep_first_tokens(limit: int) -> None:
+    """The view's text ("text" in its state), each sentence cut to its first ``limit`` tokens."""
+    sentences = st.session_state["text"][:MAX_CHARS].split(SENTENCE_SEPARATOR)
+    st.session_state["text"] = f" {SENTENCE_SEPARATOR} ".join(" ".join(tokenize(part)[:limit]) for part in sentences)
+
+
 def tokens_from_text(text: str, limit: int, example: str | None = None, name: str = "Your text") -> list[str]:
     """Tokens of ``text``, cut to ``limit`` with a notice.
 

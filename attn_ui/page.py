@@ -153,6 +153,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
         for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
             del st.session_state[key]
         st.session_state["_view"] = view.path
+    st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
     url_state.restore(params + PRESENTER if view != HOME else params)
     with st.sidebar:
         st.markdown("**Attention Explorer**")

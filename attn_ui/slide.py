@@ -84,14 +84,16 @@ def window() -> tuple[int, int]:
 @dataclass(frozen=True)
 class Room:
     """Pixels one chart may take on the open slide; ``crowded``: the token counts of the charts drawn in it that do
-    not fit it at a readable size."""
+    not fit it at a readable size, and ``fitting``: how many tokens each of them would fit."""
 
     width: int
     height: int | None  # None on a page that scrolls
     crowded: list[int] = field(default_factory=list)
+    fitting: list[int] = field(default_factory=list)
 
 
 _room: ContextVar[Room | None] = ContextVar("room", default=None)
+OFFERS = "_first_tokens_offers"  # session-state key: the crowded rows of the run so far, for their buttons' keys
 
 
 def room() -> Room | None:

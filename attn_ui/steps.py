@@ -40,12 +40,14 @@ from attn_ui.charts import (
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
 from attn_ui.formula import plain_formula
+from attn_ui.inputs import keep_first_tokens
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
 MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its title and formula)
 SLIDE_MAX_STEP = 160  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
 SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
+FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's first tokens, as many as fit
 MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
@@ -80,7 +82,21 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
     (fits, _), options = max(fit("bottom"), fit("right"), key=lambda ranked: ranked[0])  # the legend where it costs least
     if not fits:
         room.crowded.append(len(row_labels))
+        room.fitting.append(max(tokens_fitting(room, row_labels, col_labels, title_lines, side) for side in ("bottom", "right")))
     return options
+
+
+def tokens_fitting(room: slide.Room, row_labels: list[str], col_labels: list[str], title_lines: int, legend_side: str) -> int:
+    """How many first tokens of a heatmap's rows (and token columns) fit ``room`` at MIN_STEP each."""
+    cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
+    width = room.width - (LEGEND_WIDTH if legend_side == "right" else 0)
+    n = min(len(row_labels), int(cells_height // MIN_STEP))
+    while n > 0:
+        columns = col_labels if is_index(col_labels) else col_labels[:n]  # features stay; token columns are cut too
+        if heatmap_width(row_labels[:n], columns, 10**6, 10**6, MIN_STEP) <= width:
+            break
+        n -= 1
+    return max(n, 0)
 
 
 def formula_lines(formula: str, shape: str) -> tuple[str, ...]:
@@ -108,6 +124,16 @@ def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 
                 f"{max(room.crowded)} tokens do not fit this window at 20 px each: the slide scrolls. A larger window, "
                 "or a shorter sentence in Controls, fits it on one screen."
             )
+            offered = min(FIRST_TOKENS, *room.fitting)
+            if offered >= 2 and "text" in st.session_state:
+                st.session_state[slide.OFFERS] += 1  # page.setup sets it to 0 at the start of each run
+                st.button(
+                    f"Show the first {offered} tokens",
+                    key=f"first_tokens_{st.session_state[slide.OFFERS]}",
+                    on_click=keep_first_tokens,
+                    args=(offered,),
+                    help="Cuts the sentence (each sentence, in a batch) in Controls to the tokens this window fits.",
+                )
 
 
 def block(width: int) -> DeltaGenerator:

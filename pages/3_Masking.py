@@ -234,8 +234,9 @@ if slides.show(5):
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
         matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
         st.metric(
-            "Largest difference between the two conventions' weights (whole batch)",
+            "Largest difference",
             f"{float((steps.weights - additive_weights).abs().max()):.1e}",
+            help="Between the weights of the two conventions, over the whole batch.",
             width=METRIC_WIDTH,
         )
 

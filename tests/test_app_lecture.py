@@ -238,6 +238,16 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
         if crowded
         else []
     )
+    offers = [button for button in at.button if button.label.startswith("Show the first")]
+    assert len(offers) == crowded
+    if crowded:  # the offer cuts the sentence to what the window fits, and then the slide fits
+        (offer,) = offers
+        fitting = int(offer.label.split()[3])
+        assert 2 <= fitting < 18
+        offer.click().run()
+        assert_clean(at)
+        assert at.session_state["text"] == " ".join(["word"] * fitting)
+        assert not [text for text in texts(at, "caption") if "do not fit this window" in text]
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
