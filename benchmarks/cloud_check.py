@@ -37,6 +37,12 @@ HUB_HOST = "huggingface.co"
 # Settings Community Cloud forces on every app, whatever .streamlit/config.toml says.
 CLOUD_SETTINGS = ("--server.runOnSave=true", "--runner.fastReruns=true", "--client.showErrorDetails=false")
 INSTALL_TIMEOUT_S = 900
+HUB_PAUSE_S = 0.03  # after each MiB from the stand-in hub: the model's 90 MB take about 3 s, as over a real network
+DOWNLOAD_MESSAGE = "downloads it from the Hugging Face hub"  # in the Real model's loading message (attn_ui/model.py)
+# Notes in the page when the Real model's loading message shows, however briefly.
+WATCH_DOWNLOAD_MESSAGE = f"""new MutationObserver(() => {{
+    if (document.body && document.body.innerText.includes("{DOWNLOAD_MESSAGE}")) window.downloadMessageSeen = true;
+}}).observe(document, {{subtree: true, childList: true, characterData: true}});"""
 
 
 def reachable(host: str) -> bool:
@@ -79,11 +85,12 @@ def rss_mb(pid: int) -> float:
 
 
 def tour(base: str) -> list[str]:
-    """Open every view in Chromium; the problems seen (none is a pass). The Real model must draw its charts."""
+    """Open every view in Chromium; the problems seen (none is a pass). The Real model must say that it downloads the
+    model while it does, then draw its charts."""
     problems = []
     with chromium() as browser:
         for view in VIEWS:
-            page = visit(browser, f"{base}/{view.url_path}", viewport=(1280, 720))
+            page = visit(browser, f"{base}/{view.url_path}", viewport=(1280, 720), init_script=WATCH_DOWNLOAD_MESSAGE)
             settle_layout(page, timeout_s=120)
             errors = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
             charts = page.locator("[data-testid='stVegaLiteChart']").count()
@@ -91,6 +98,8 @@ def tour(base: str) -> list[str]:
             problems += [f"{view.label}: error: {text[:300]}" for text in errors]
             if view.label == "Real model" and charts == 0:
                 problems.append("Real model: no chart drawn, so no model")
+            if view.label == "Real model" and not page.evaluate("() => window.downloadMessageSeen === true"):
+                problems.append("Real model: no message while the model downloaded")
             print(f"  {view.label}: {charts} charts, {len(errors)} errors", flush=True)
             page.close()
     return problems
@@ -102,7 +111,7 @@ def main() -> int:
         requirements = (ROOT / "requirements.txt").read_text()
         with (
             stand_ins.serving(stand_ins.torch_page(local_torch_wheels())) as torch_base,
-            stand_ins.serving(hub := stand_ins.hub(files.model_dir())) as hub_base,
+            stand_ins.serving(hub := stand_ins.hub(files.model_dir(), pause_s=HUB_PAUSE_S)) as hub_base,
         ):
             if not reachable(PYTORCH_HOST):
                 print(f"{PYTORCH_HOST} cannot be reached: torch comes from a stand-in of {PYTORCH_PAGE} (local wheels)")

@@ -9,6 +9,7 @@ import hashlib
 import http.server
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,11 +17,14 @@ from urllib.parse import quote
 
 from attn_core.real_model import files
 
+MIB = 2**20
+
 
 class Answers(http.server.BaseHTTPRequestHandler):
     """Serves ``found(path)``: a file, HTML text, or None for 404; records every request as "METHOD path"."""
 
     requests: list[str]
+    pause_s = 0.0  # seconds after each MiB sent: a slow network, so that a download's progress message can be seen
 
     def found(self, path: str) -> Path | str | None:
         raise NotImplementedError
@@ -37,8 +41,9 @@ class Answers(http.server.BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if with_body:
-            self.wfile.write(body)
+        for start in range(0, len(body) if with_body else 0, MIB):
+            self.wfile.write(body[start : start + MIB])
+            time.sleep(self.pause_s)
 
     def do_HEAD(self):  # noqa: N802 (the name http.server calls)
         self._answer(with_body=False)
@@ -50,8 +55,9 @@ class Answers(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def hub(model_folder: Path) -> type[Answers]:
-    """The two requests hf_hub_download makes per file of the pinned revision: HEAD for its metadata, GET for its bytes."""
+def hub(model_folder: Path, pause_s: float = 0.0) -> type[Answers]:
+    """The two requests hf_hub_download makes per file of the pinned revision: HEAD for its metadata, GET for its bytes
+    (``pause_s`` after each MiB)."""
     pattern = rf"/{files.HUB_REPO}/resolve/{files.HUB_REVISION}/([\w.]+)"
 
     class Hub(Answers):
@@ -65,6 +71,7 @@ def hub(model_folder: Path) -> type[Answers]:
             etag = hashlib.sha256(self.found(path).read_bytes()).hexdigest()
             return {"X-Repo-Commit": files.HUB_REVISION, "ETag": f'"{etag}"'}
 
+    Hub.pause_s = pause_s
     return Hub
 
 
