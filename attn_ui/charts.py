@@ -466,13 +466,14 @@ def heatmap_grid(
     kind: str = "weights",
     max_width: int = MAX_WIDTH,
     max_panel: int = 160,
+    min_panel: int = WRAPPED_PANEL,
     title: str = "",
 ) -> dict:
     """Small heatmaps side by side, e.g. every head of a layer: ``values`` is (panels, rows, columns) and panel i,
     named ``panel_names[i]``, draws ``values[i]``.
 
     Every panel is always visible: the row of panels wraps into as many rows as it needs (panels of at least
-    WRAPPED_PANEL pixels). Hovering a cell names its panel, tokens and value.
+    ``min_panel`` pixels). Hovering a cell names its panel, tokens and value.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -483,7 +484,7 @@ def heatmap_grid(
     for name, (field, labels) in names.items():
         cells[name] = _names(labels, cells[field])
     room = max_width - 3 * TITLE_SIZE
-    panel = min(max_panel, max(WRAPPED_PANEL, room / len(panel_names) - PANEL_SPACING))
+    panel = min(max_panel, max(min_panel, room / len(panel_names) - PANEL_SPACING))
     columns = max(1, min(len(panel_names), int(room // (panel + PANEL_SPACING))))
     tooltip = _tooltip({name: f"datum[{json.dumps(name)}]" for name in names} | {"value": "format(datum.value, '.4f')"})
     # A panel's size in pixels rather than a step per token: the spec then does not depend on the number of tokens,

@@ -48,6 +48,9 @@ MIN_BLOCK = 260  # pixels: the narrowest block a step is drawn in (room for its 
 SLIDE_MAX_STEP = 160  # pixels per cell at most on a slide: a short sentence's matrix fills a full-HD screen
 SLIDE_MAX_ASPECT = 1.5  # a slide's token-by-feature cells may be this much taller than wide, to fill its height
 FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's first tokens, as many as fit
+# Pixels a side of a grid's panel on a slide at least: panels are an overview without token labels (each cell's
+# tooltip names its tokens), so 16 heads fit a 1024 × 576 slide; a head's own heatmap labels every token.
+SLIDE_MIN_PANEL = 72
 MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
@@ -235,19 +238,20 @@ def grid_block(values: np.ndarray, row_labels: list[str], col_labels: list[str],
     of panels it needs fit the room it leaves them."""
     room = slide.slide_room()
     if room is not None:
-        options |= {"max_width": room.width, "max_panel": grid_panel(len(values), room.width, room.height)}
+        panel = grid_panel(len(values), room.width, room.height)
+        options |= {"max_width": room.width, "max_panel": panel, "min_panel": min(panel, WRAPPED_PANEL)}
     draw(heatmap_grid, values, row_labels, col_labels, **options)
 
 
 def grid_panel(panels: int, width: int, height: int) -> int:
-    """The largest panel (pixels a side, at least WRAPPED_PANEL) with which ``panels`` panels, wrapped into rows as
+    """The largest panel (pixels a side, at least SLIDE_MIN_PANEL) with which ``panels`` panels, wrapped into rows as
     wide as ``width`` and each under its header, fit ``height`` with the grid's legend."""
-    for panel in range(min(width, height), WRAPPED_PANEL, -4):
+    for panel in range(min(width, height), SLIDE_MIN_PANEL, -4):
         per_row = max(1, int((width - 3 * TITLE_SIZE) // (panel + PANEL_SPACING)))
         rows = -(-panels // per_row)
         if rows * (panel + PANEL_SPACING + FONT_SIZE + 6) + LEGEND_HEIGHT <= height:
             return panel
-    return WRAPPED_PANEL
+    return SLIDE_MIN_PANEL
 
 
 def thumbnails_size(layers: int) -> dict:

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from attn_ui.page import TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
+from attn_ui.page import MULTI_HEAD, TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
 from tests.browser_support import (
     SENTENCE,
     browser,
@@ -169,3 +169,10 @@ def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):
             narrow,
             wide,
         )
+
+
+def test_sixteen_heads_fit_a_projector(server, browser):
+    """Multi-head's grid of 16 heads shrinks its panels (an overview: no token labels) to fit a 1024 × 576 slide."""
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query="heads=16&d_model=64")
+    grid = next(slide for slide in slides if any(chart["name"].startswith("heatmap grid") for chart in slide["charts"]))
+    assert not problems_of(grid, VIEWPORTS[0])
