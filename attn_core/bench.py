@@ -3,7 +3,8 @@
 Prints a table (``--json``: one record per point with method, mask, T, min_ms, median_ms, iqr_ms, gflops,
 pct_of_matmul, noisy, peak_mib and more); ``--T 256 512 1024`` chooses the lengths, ``--masks none causal
 window:256`` the masks. ``python -m attn_core.bench --reference`` measures the reference results the Cost view
-draws at once (REFERENCE_SETTINGS) and writes them, with the machine, to ``attn_core/reference_results.json``.
+draws at once (REFERENCE_SETTINGS) and writes them, with the machine, to ``attn_core/reference_results.json``;
+``--tune`` measures the tiled kernel's block sizes on this machine again (attn_core.tuning).
 See ``python -m attn_core.bench --help``.
 """
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from attn_core.device import available_devices
+from attn_core.device import available_devices, cpu_model
 from attn_core.sweep import (
     DEFAULT_LENGTHS,
     DEFAULT_TIME_BUDGET,
@@ -38,6 +39,7 @@ from attn_core.sweep import (
     table_row,
 )
 from attn_core.timing import DTYPES, GIB
+from attn_core.tuning import cache_path, machine_key, tune
 
 REFERENCE_FILE = Path(__file__).with_name("reference_results.json")
 REFERENCE_COMMAND = "python -m attn_core.bench --reference"
@@ -61,15 +63,6 @@ def record(point: Point, settings: Settings) -> dict:
     """A point as a JSON record, with the settings it was measured with."""
     context = {key: getattr(settings, key) for key in ("batch", "heads", "d_head", "dtype", "device", "repeats")}
     return {**asdict(point), **context, "causal": point.mask != "none", "threads": torch.get_num_threads()}
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo, else what platform says."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return platform.processor() or platform.machine()
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), platform.machine())
 
 
 def machine() -> dict:
@@ -136,7 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET, help="seconds")
     parser.add_argument("--json", action="store_true", help="print one JSON record per point")
     parser.add_argument("--reference", action="store_true", help=f"measure the reference results into {REFERENCE_FILE.name}")
+    parser.add_argument("--tune", action="store_true", help="measure the tiled kernel's block sizes on this machine again")
     args = parser.parse_args(argv)
+    if args.tune:
+        blocks = tune(progress=lambda done, text: print(text, file=sys.stderr, flush=True))
+        print(f"tuned for {machine_key()}: no mask {blocks[False]}, masked {blocks[True]}; kept in {cache_path()}")
+        return 0
     if args.reference:
         measure_reference()
         return 0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 
@@ -33,3 +35,12 @@ def resolve_device(name: str = "cpu") -> torch.device:
     if name not in available_devices():
         raise ValueError(f"Device {name!r} is not available here; choose one of {available_devices()}.")
     return torch.device(name)
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what platform says."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine()
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), platform.machine())

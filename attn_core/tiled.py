@@ -23,8 +23,9 @@ from torch import Tensor
 
 from attn_core.attention import default_scale
 
-BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask
-# (block_q, block_k) by mask (False: none; True: causal or a window), measured: see block_sizes.
+BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask, on a machine not tuned yet
+# (block_q, block_k) by mask (False: none; True: causal, a window or a boolean mask) until attn_core.tuning has
+# measured this machine's own.
 BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (512, 256)}
 TILE_BYTES = 8 * 2**20  # most float32 scores in one tile, all the heads of a chunk together
 NEG_INF = float("-inf")
@@ -64,18 +65,13 @@ def naive_working_bytes(
 
 
 def block_sizes(rows: int, t_q: int, t_k: int, causal: bool = False) -> tuple[int, int, int]:
-    """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: the blocks of BLOCKS (shorter when T is)
-    and as many heads at once as keep a tile's float32 scores within TILE_BYTES.
+    """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: the blocks tuned on this machine (attn_core.tuning),
+    else BLOCKS, shorter when T is, and as many heads at once as keep a tile's float32 scores within TILE_BYTES.
+    The candidates' measurements are in docs/performance.md."""
+    from attn_core.tuning import tuned  # here: attn_core.tuning times tiled_attention
 
-    Measured on the 2-core development machine (AMD EPYC, 2 threads, torch 2.13, float32, d=64, 2026-11-24):
-    each candidate (heads × block_q × block_k) timed interleaved with SDPA, 5 to 40 rounds, fastest call over
-    SDPA's. No mask: at B=1, H=8, T=4096 the old 8 × 256 × 256 took 1.18x SDPA's time, 8 × 512 × 256 1.08x,
-    4 × 512 × 512 1.08x, 2 × 1024 × 512 1.05x, 4 × 1024 × 512 1.03x; at B=4, H=8, T=4096 8 × 256 × 256 1.19x,
-    16 × 512 × 256 1.12x, 4 × 1024 × 512 1.07x; at B=16, H=8, T=1024 32 × 256 × 256 1.09x, 4 × 1024 × 512
-    1.04x. Causal (B=1, H=8, T=4096, rows above the diagonal trimmed): 8 × 256 × 256 1.14x, 8 × 512 × 256
-    1.10x, 8 × 512 × 512 1.11x, 4 × 1024 × 512 1.29x (a tile on the diagonal computes block_k / 2 hidden keys
-    per row); at T=1024 and 2048 the causal candidates were within the noise of each other."""
-    block_q, block_k = (min(t, block) for t, block in zip((t_q, t_k), BLOCKS[causal], strict=True))
+    blocks = (tuned() or BLOCKS)[causal]
+    block_q, block_k = (min(t, block) for t, block in zip((t_q, t_k), blocks, strict=True))
     return max(1, min(rows, TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
 
 

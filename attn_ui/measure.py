@@ -23,6 +23,7 @@ from attn_core.device import DEFAULT_THREADS, torch_threads
 from attn_core.sweep import TABLE_COLUMNS, Point, Progress, Settings, Stopped, describe_settings, fits, sweep
 from attn_core.tiled import TILE_BYTES, block_sizes
 from attn_core.timing import benchmark_timer, format_bytes
+from attn_core.tuning import tune, tuned
 from attn_ui import downloads
 from attn_ui.malloc import sweep_allocations
 
@@ -100,6 +101,8 @@ def run_sweep(settings: Settings) -> Measured | None:
     try:
         # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep on every core, and the largest.
         with torch_threads(DEFAULT_THREADS), sweep_allocations():
+            if settings.device == "cpu" and "tiled" in settings.methods and tuned() is None:
+                tune(progress.show)  # once per machine and torch version: the tiled kernel's blocks for this CPU
             machine = describe_settings(settings)
             for event in sweep(settings, progress.timer):
                 if isinstance(event, Progress):

@@ -23,7 +23,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from attn_core.bench import cpu_model
+from attn_core.device import cpu_model
 from attn_core.tiled import naive_attention, tiled_attention
 from attn_core.timing import loglog_fit, time_interleaved
 

@@ -14,7 +14,7 @@ import statistics
 
 import torch
 
-from attn_core.bench import cpu_model
+from attn_core.device import cpu_model
 from attn_core.training import train
 
 SETTINGS = {"steps": 300, "batch": 64, "d_k": 256}

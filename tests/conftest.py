@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,9 +13,18 @@ import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
+from attn_core import tuning
+from attn_core.tiled import BLOCKS
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 60  # seconds; the first run imports torch
+
+# The tiled kernel's blocks are tuned per machine and kept in a cache directory (attn_core.tuning). The tests, and the
+# servers they start, use a fresh one holding tiled.BLOCKS as this machine's tuning: every test sees the same blocks
+# whatever a developer's machine has tuned, and no Cost sweep stops to tune first.
+os.environ["ATTN_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-cache-")
+tuning.keep(BLOCKS, {"note": "written by tests/conftest.py"})
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from attn_core import sweep as sweeps
+from attn_core import tuning
 from attn_core.device import DEFAULT_THREADS
 from attn_core.sweep import TABLE_COLUMNS, Settings, plan
 from attn_core.tiled import TILE_BYTES, block_sizes, online_softmax_walk, random_row, tiled_working_bytes
@@ -385,3 +386,27 @@ def test_every_control_is_in_the_link():
     assert at.slider(key="walk_block").value == 2 and at.query_params["walk_t"] == "2"
     at.number_input(key="time_budget").set_value(7.5).run()
     assert at.query_params["time_budget"] == "7.5" and at.query_params["batch"] == "2"
+
+
+def test_the_first_sweep_on_a_machine_tunes_the_tiled_blocks_once(tmp_path, monkeypatch):
+    """No tuning kept for this machine: the first sweep measures the tiled kernel's blocks (attn_core.tuning) before
+    its own points, showing its progress; the next sweep finds them kept and goes straight to its points."""
+    monkeypatch.setenv("ATTN_CACHE_DIR", str(tmp_path))
+    tuning.tuned.cache_clear()
+    tunings = []
+
+    def quick_tune(progress):
+        tunings.append(progress)
+        tuning.keep({False: (64, 64), True: (32, 32)})
+        return tuning.tuned()
+
+    monkeypatch.setattr(measure, "tune", quick_tune)
+    try:
+        at = swept_view(T_max="256")
+        assert_clean(at)
+        assert len(tunings) == 1 and lengths_by_method(time_chart(at))  # then the sweep drew its points
+        at.button(key="run").click().run()
+        assert_clean(at)
+        assert len(tunings) == 1
+    finally:
+        tuning.tuned.cache_clear()
