@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from dataclasses import dataclass
@@ -14,20 +15,6 @@ from streamlit.delta_generator import DeltaGenerator
 from attn_ui import downloads, malloc, slide, tcp, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.url_state import Param
-
-# Streamlit collects garbage after every run (its runner.postScriptGC), a full pass over every Python object, holding
-# the GIL: with torch, pandas and Streamlit loaded that was 95 ms of every redraw. The objects loaded by now (modules,
-# their functions and tables) live as long as the process; freezing moves them out of the collector's sight, so that
-# each pass walks only what the runs create, which it still collects.
-gc.freeze()
-malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
-tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses no longer wait ~40 ms for the browser's acknowledgement
-
-# The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other; when
-# the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated: the real
-# model's forward pass took 560 ms with 2 threads against 11 ms with one. The Cost view's sweep uses every core
-# (attn_core.device.DEFAULT_THREADS) while it runs.
-torch.set_num_threads(1)
 
 
 @dataclass(frozen=True)
@@ -132,12 +119,30 @@ html {{ font-size: {slide.TYPE_PX}px; }}
 )
 
 
+@functools.cache
+def tune_server() -> None:
+    """The process-wide settings that serve the views well, applied once, by the first run of any page (setup)."""
+    # Streamlit collects garbage after every run (its runner.postScriptGC), a full pass over every Python object,
+    # holding the GIL: with torch, pandas and Streamlit loaded that was 95 ms of every redraw. The objects loaded by
+    # now (modules, their functions and tables) live as long as the process; freezing moves them out of the
+    # collector's sight, so that each pass walks only what the runs create, which it still collects.
+    gc.freeze()
+    malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
+    tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses no longer wait ~40 ms for the browser's acknowledgement
+    # The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other;
+    # when the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated:
+    # the real model's forward pass took 560 ms with 2 threads against 11 ms with one. The Cost view's sweep uses
+    # every core (attn_core.device.DEFAULT_THREADS) while it runs.
+    torch.set_num_threads(1)
+
+
 def setup(view: View, params: tuple[Param, ...] = ()) -> None:
     """Call first on every page: page config, the view's state from its URL, and the sidebar's map of views.
 
     Each view opens with its own URL's values or its own defaults: values of the view seen before
     (whose widgets may share a key with this one's) are forgotten when the view changes.
     """
+    tune_server()
     present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
     if type(present) is not bool:
         present = st.query_params.get("present", "off") in ("on", "true", "1", "yes")

@@ -12,12 +12,33 @@ from pathlib import Path
 import pytest
 import torch
 
+IMPORT_EVERYTHING = """
+import gc, importlib, pkgutil, torch
+import attn_core, attn_ui
+before = (gc.get_freeze_count(), torch.get_num_threads())
+for package in (attn_core, attn_ui):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(module.name)
+after = (gc.get_freeze_count(), torch.get_num_threads())
+import attn_ui.page
+attn_ui.page.tune_server()
+print(before == after, gc.get_freeze_count() > 100_000, torch.get_num_threads())
+"""
+
+
+def test_importing_changes_nothing_process_wide_and_tune_server_does():
+    """Importing every module of the engine and of the UI helpers leaves the garbage collector and torch's threads as
+    they were; the server's settings are applied by one named function, which the pages' set-up calls."""
+    result = subprocess.run([sys.executable, "-c", IMPORT_EVERYTHING], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True", "True", "1"]
+
 
 def test_the_loaded_modules_are_out_of_the_garbage_collectors_sight():
     """Streamlit collects garbage after every run; a full pass over torch's objects took 95 ms of each redraw.
-    Importing the page module freezes what is loaded by then: the collector no longer tracks torch's functions."""
-    import attn_ui.page  # noqa: F401  (freezes on import)
+    The server's settings freeze what is loaded by then: the collector no longer tracks torch's functions."""
+    from attn_ui.page import tune_server
 
+    tune_server()
     assert gc.get_freeze_count() > 100_000
     assert not any(tracked is torch.nn.functional.softmax for tracked in gc.get_objects())
 
@@ -48,6 +69,7 @@ def mapped(size):  # whether a block of this size, allocated now, gets a mapping
 if sys.argv[1] == "app":
     import attn_ui.page
     from attn_ui.malloc import sweep_allocations
+    attn_ui.page.tune_server()
 libc.free(libc.malloc(8 << 20))  # freeing a large block is what makes glibc raise its threshold
 seen = [mapped(1 << 20)]
 if sys.argv[1] == "app":
@@ -122,6 +144,7 @@ early, _ = listener.accept()
 seen = [no_delay(listener), no_delay(early)]
 if sys.argv[1] == "app":
     import attn_ui.page
+    attn_ui.page.tune_server()
 late_client = socket.create_connection(listener.getsockname())
 late, _ = listener.accept()
 seen += [no_delay(listener), no_delay(early), no_delay(late)]
