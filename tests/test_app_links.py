@@ -1,0 +1,39 @@
+"""Links people have shared keep opening the same view with the same settings (README's examples, issue 39)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from attn_ui.page import PRESENTER, VIEWS
+from tests.conftest import assert_clean, open_view, texts
+from tests.test_fuzz import PARAMS
+
+LINKS = (
+    "/Pipeline?preset=playing-outside&query=0&slide=6",
+    "/Pipeline?text=The+bank+by+the+river&seed=3&d_model=32&d_k=8&scale=off",
+    "/Pipeline?weights=minilm&layer=2&head=3",
+    "/Pipeline?present=on&slide=4",
+    "/Scaling?d_k=256&seed=3",
+    "/Masking?present=on&slide=2",
+    "/Masking?text=a+b&mask=custom&grid=10-11",
+    "/Multi_head?d_model=64&heads=8&head=3",
+    "/Cost?T_max=4096&heads=4&d_head=32&mask=causal",
+    "/Real_model?layer=0&head=2",
+    "/Training?task=marker&d_k=16&scaled=off",
+)
+
+
+@pytest.mark.parametrize("link", LINKS)
+def test_a_shared_link_opens_its_view_with_its_settings(link):
+    address = urlsplit(link)
+    view = next(view for view in VIEWS if "/" + view.url_path == address.path)
+    query = dict(parse_qsl(address.query))
+    at = open_view(view.path, **query)
+    assert_clean(at)
+    assert not [text for text in texts(at, "warning") if "link parameters were ignored" in text]
+    params = {param.key: param for param in PARAMS[view.path] + PRESENTER}
+    for key, raw in query.items():
+        assert params[key].format(at.session_state[key]) == raw, key
+    assert at.session_state["_view"] == view.path
