@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import default_scale
@@ -216,6 +217,32 @@ def hiding(hidden: Tensor) -> Tensor:
     return torch.where(hidden, NEG_INF, 0.0)
 
 
+class TileClasses:
+    """A boolean mask's (block_q × block_k) tiles, classified once for every head together (FlexAttention's block
+    mask): hidden (nothing visible), full (everything visible) or partial, so that a tile needs no look at the mask
+    unless it is partial."""
+
+    def __init__(self, mask: Tensor, t_q: int, t_k: int, block_q: int, block_k: int):
+        shared = mask.expand(*mask.shape[:-2], t_q, t_k).reshape(-1, t_q, t_k)  # (heads it names, Tq, Tk): 1 for (Tq, Tk)
+        pad = (0, -t_k % block_k, 0, -t_q % block_q)  # the last blocks' missing cells: hidden for "any", seen for "all"
+        somewhere = F.pad(shared.any(0), pad, value=False)  # (Tq', Tk'): visible to some head
+        everywhere = F.pad(shared.all(0), pad, value=True)  # visible to every head
+        shape = (somewhere.shape[0] // block_q, block_q, somewhere.shape[1] // block_k, block_k)
+        self.any = somewhere.reshape(shape).any(3).any(1).tolist()  # [q block][k block]
+        self.all = everywhere.reshape(shape).all(3).all(1).tolist()
+        self.block_q, self.block_k = block_q, block_k
+
+    def seen(self, queries: range, keys: range) -> bool | None:
+        """False where no head sees any of ``queries`` × ``keys``, True where every head sees all of it, None where
+        the mask must be read (a partial tile, or ranges that straddle two tiles of the grid)."""
+        q_block, k_block = queries.start // self.block_q, keys.start // self.block_k
+        if (queries.stop - 1) // self.block_q != q_block or (keys.stop - 1) // self.block_k != k_block:
+            return None
+        if not self.any[q_block][k_block]:
+            return False
+        return True if self.all[q_block][k_block] else None
+
+
 @dataclass(frozen=True)
 class KeyMasks:
     """What hides keys from queries in ``tiled_attention``, turned into -inf / 0 tiles to add to scores."""
@@ -225,6 +252,7 @@ class KeyMasks:
     lengths: list[int]  # B·H: the real keys of each head, the rest padding
     real: Tensor  # (B·H,) the same lengths
     mask: Tensor | None  # (B, H, Tq, Tk) bool, True where a query may attend (an expanded view)
+    tiles: TileClasses | None = None  # the mask's tiles classified once, for all heads
 
     def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
         """The tiles to add to the scores of ``heads`` × ``queries`` × ``keys``, none if nothing is hidden there,
@@ -237,6 +265,9 @@ class KeyMasks:
             real = self.real[heads, None, None]  # (c, 1, 1)
             biases.append(hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real))  # (c, 1, bk)
         if self.mask is not None:
+            seen = self.tiles.seen(queries, keys) if self.tiles is not None else None
+            if seen is not None:  # a tile hidden from every head, or visible whole to every head
+                return biases if seen else None
             visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
             visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
             if not visible.any():
@@ -283,14 +314,17 @@ def tiled_attention(
     t_k, d_v = k.shape[-2], v.shape[-1]
     q3, k3, v3 = (x.reshape(-1, *x.shape[-2:]) for x in (q, k, v))  # (B·H, T, d): views of contiguous inputs
     rows = q3.shape[0]
-    chunk, default_q, default_k = block_sizes(rows, t_q, t_k, causal or window is not None)
+    chunk, default_q, default_k = block_sizes(rows, t_q, t_k, causal or window is not None or mask is not None)
     block_q, block_k = block_q or default_q, block_k or default_k
     if key_lengths is not None and len(key_lengths) != lead[0]:
         raise ValueError(f"key_lengths needs one length per batch element: {lead[0]}, not {len(key_lengths)}")
     per_head = [t_k] * rows if key_lengths is None else [min(n, t_k) for n in key_lengths for _ in range(rows // lead[0])]
+    tiles = None
     if mask is not None:
-        mask = mask.to(device=q.device, dtype=torch.bool).expand(*lead, t_q, t_k)  # a view, no copy
-    masks = KeyMasks(causal, window, per_head, torch.tensor(per_head, device=q.device), mask)
+        mask = mask.to(device=q.device, dtype=torch.bool)
+        tiles = TileClasses(mask, t_q, t_k, block_q, block_k)  # the mask as given: a (T, T) one is classified once
+        mask = mask.expand(*lead, t_q, t_k)  # a view, no copy
+    masks = KeyMasks(causal, window, per_head, torch.tensor(per_head, device=q.device), mask, tiles)
     stats = TileStats() if stats is None else stats
     stats_dtype = torch.promote_types(q.dtype, torch.float32)
     out = q3.new_empty((rows, t_q, d_v))  # (B·H, Tq, d_v)

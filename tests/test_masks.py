@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from attn_core.masking import document_mask, global_local_mask, prefix_lm_mask
-from attn_core.tiled import TileStats, tiled_attention
+from attn_core.tiled import TileClasses, TileStats, tiled_attention
 
 
 def by_definition(t: int, may_attend) -> torch.Tensor:
@@ -57,3 +57,26 @@ def test_tiles_a_mask_hides_are_skipped_and_those_it_leaves_whole_are_not_masked
     stats = TileStats()
     tiled_attention(q, k, v, mask=document_mask([64] * 4, 256), block_q=32, block_k=32, stats=stats)
     assert (stats.tiles, stats.computed, stats.masked, stats.skipped) == (64, 12, 8, 52)
+
+
+@pytest.mark.parametrize("shape", [(70, 90), (2, 1, 70, 90), (2, 1, 1, 90)], ids=["shared", "per_batch", "key_padding"])
+def test_tile_classes_follow_the_mask_over_every_head(shape):
+    """Each tile of the grid is hidden (no head sees any of it), full (every head sees all of it) or partial, the last,
+    shorter blocks included, for a mask of any broadcastable shape."""
+    mask = torch.ones(shape, dtype=torch.bool)
+    mask[..., -1, 85:] = False  # the last row (or every row, for a key-padding mask) loses its last keys: partial tiles
+    mask[..., -22:, :32] = False  # the last 22 rows (or all) see none of the first keys: hidden tiles
+    mask.view(-1)[0] = False  # one head's first cell: a tile partial for all heads together
+    classes = TileClasses(mask, 70, 90, 16, 32)
+    every = mask.expand(*shape[:-2], 70, 90).reshape(-1, 70, 90)  # (heads it names, Tq, Tk)
+    for q_block, q_start in enumerate(range(0, 70, 16)):
+        for k_block, k_start in enumerate(range(0, 90, 32)):
+            tile = every[:, q_start : q_start + 16, k_start : k_start + 32]
+            assert classes.any[q_block][k_block] == bool(tile.any())
+            assert classes.all[q_block][k_block] == bool(tile.all())
+            expected = False if not tile.any() else True if tile.all() else None
+            assert classes.seen(range(q_start, min(70, q_start + 16)), range(k_start, min(90, k_start + 32))) == expected
+    assert classes.seen(range(8, 24), range(0, 32)) is None  # rows from two tiles: the mask is read
+    assert {None, True, False} <= {
+        classes.seen(range(q, min(70, q + 16)), range(k, min(90, k + 32))) for q in range(0, 70, 16) for k in range(0, 90, 32)
+    }  # every class occurs
