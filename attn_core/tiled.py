@@ -252,7 +252,7 @@ class KeyMasks:
     lengths: list[int]  # B·H: the real keys of each head, the rest padding
     real: Tensor  # (B·H,) the same lengths
     mask: Tensor | None  # (B, H, Tq, Tk) bool, True where a query may attend (an expanded view)
-    tiles: TileClasses | None = None  # the mask's tiles classified once, for all heads
+    tiles: TileClasses | None  # the mask's tiles classified once, for all heads; None without a mask
 
     def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
         """The tiles to add to the scores of ``heads`` × ``queries`` × ``keys``, none if nothing is hidden there,
@@ -265,7 +265,7 @@ class KeyMasks:
             real = self.real[heads, None, None]  # (c, 1, 1)
             biases.append(hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real))  # (c, 1, bk)
         if self.mask is not None:
-            seen = self.tiles.seen(queries, keys) if self.tiles is not None else None
+            seen = self.tiles.seen(queries, keys)
             if seen is not None:  # a tile hidden from every head, or visible whole to every head
                 return biases if seen else None
             visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
