@@ -1,8 +1,11 @@
-"""Scaled dot-product attention that keeps every intermediate step.
+"""Scaled dot-product attention, written as its equation: every step kept (``attend``), or only the output
+(``naive_attention``, the reference the Cost view measures).
 
-Conventions follow ``torch.nn.functional.scaled_dot_product_attention``:
-a boolean mask is True where a query may attend to a key and broadcasts
-over any leading (batch, head) dimensions.
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
+
+Conventions follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask (``attn_core.masks``) is
+True where a query may attend to a key and broadcasts over any leading (batch, head) dimensions; hidden scores
+become -inf, and a query that sees no key gets weights 0 and output 0 (``masked_softmax``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from attn_core.masks import hidden_keys
 
 
 @dataclass(frozen=True)
@@ -34,20 +39,19 @@ class AttentionSteps:
 
 
 def default_scale(d_k: int) -> float:
-    """The Transformer's 1/sqrt(d_k)."""
+    """1 / √d_k, the Transformer's scale."""
     return 1.0 / math.sqrt(d_k)
 
 
 def masked_softmax(logits: Tensor) -> Tensor:
-    """Softmax over the last dimension where -inf means "masked".
+    """w_j = exp(x_j) / Σ_k exp(x_k) over the last dimension, where x_j = -inf marks a hidden (masked) entry: w_j = 0.
 
-    A row that is entirely -inf gets weights 0 instead of NaN.
+    A row with every entry hidden gets weights 0, not softmax's 0 / 0 = NaN: attn_core's one rule for a query that
+    sees no key, the rule of ``scaled_dot_product_attention`` too.
     """
-    row_max = logits.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
-    row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)
-    exp = torch.exp(logits - row_max)  # exp(-inf) = 0 for masked cells
-    total = exp.sum(dim=-1, keepdim=True)  # (..., Tq, 1)
-    return exp / total.masked_fill(total == 0, 1.0)
+    weights = torch.softmax(logits, dim=-1)  # (..., Tq, Tk); NaN in a row of only -inf
+    nothing_visible = logits.amax(dim=-1, keepdim=True) == float("-inf")  # (..., Tq, 1)
+    return weights.masked_fill_(nothing_visible, 0.0)
 
 
 def attend(
@@ -57,7 +61,7 @@ def attend(
     mask: Tensor | None = None,
     scale: float | None = None,
 ) -> AttentionSteps:
-    """Scaled dot-product attention, returning every step.
+    """softmax(Q Kᵀ · scale, hidden scores -inf) V, scaled dot-product attention, returning every step.
 
     Args:
         q: queries, (..., Tq, d_k).
@@ -83,6 +87,23 @@ def attend(
     return AttentionSteps(q, k, v, scores, scaled, weights, context, empty_rows, scale, mask)
 
 
+def naive_attention(
+    q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False, mask: Tensor | None = None, window: int | None = None
+) -> Tensor:
+    """softmax(Q Kᵀ / √d, hidden scores -inf) V, materializing the (Tq, Tk) scores and weights and keeping the output.
+
+    q: (B, H, Tq, d); k: (B, H, Tk, d); v: (B, H, Tk, d_v); mask: bool, broadcastable to (B, H, Tq, Tk);
+    causal: query i sees keys j <= i; window: query i sees keys i - window < j <= i only (a causal mask).
+    """
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    scores = q @ k.transpose(-2, -1) * default_scale(q.shape[-1])  # (B, H, Tq, Tk)
+    if causal or window is not None:
+        scores.masked_fill_(hidden_keys(range(t_q), range(t_k), window, q.device), float("-inf"))  # (B, H, Tq, Tk)
+    if mask is not None:
+        scores.masked_fill_(~mask, float("-inf"))  # (B, H, Tq, Tk)
+    return masked_softmax(scores) @ v  # (B, H, Tq, d_v)
+
+
 def self_attention(
     x: Tensor,
     w_q: Tensor,
@@ -91,7 +112,7 @@ def self_attention(
     mask: Tensor | None = None,
     scale: float | None = None,
 ) -> AttentionSteps:
-    """Project x to queries, keys and values, then attend.
+    """attend(X W_Q, X W_K, X W_V): project x to queries, keys and values, then attend.
 
     Args:
         x: token embeddings, (..., T, C).
@@ -109,7 +130,7 @@ def cross_attention(
     mask: Tensor | None = None,
     scale: float | None = None,
 ) -> AttentionSteps:
-    """Attention between two sequences: queries from one, keys and values from the other.
+    """attend(X_q W_Q, X_s W_K, X_s W_V): queries from one sequence, keys and values from the other.
 
     Args:
         x_query: (..., Tq, C), e.g. the decoder's tokens.
@@ -122,25 +143,13 @@ def cross_attention(
     return attend(q, k, v, mask=mask, scale=scale)
 
 
-def causal_mask(t: int, device: torch.device | str | None = None) -> Tensor:
-    """(t, t) boolean look-ahead mask: True on and below the diagonal."""
-    return torch.ones(t, t, dtype=torch.bool, device=device).tril()
-
-
-def padding_mask(lengths: list[int] | Tensor, t: int, device: torch.device | str | None = None) -> Tensor:
-    """(B, 1, t) boolean key-padding mask: True for the first ``lengths[b]`` (real) tokens."""
-    lengths = torch.as_tensor(lengths, device=device).reshape(-1, 1)  # (B, 1)
-    positions = torch.arange(t, device=lengths.device)  # (t,)
-    return (positions < lengths).unsqueeze(1)  # (B, 1, t)
-
-
 def entropy(weights: Tensor) -> Tensor:
-    """Entropy of each attention row in nats, (..., Tq). Zero weights contribute 0."""
+    """H = -Σ_j w_j ln w_j: the entropy of each attention row in nats, (..., Tq). Zero weights contribute 0."""
     return -torch.special.xlogy(weights, weights).sum(dim=-1)
 
 
 def sdpa_difference(steps: AttentionSteps) -> float:
-    """Largest |context - PyTorch's scaled_dot_product_attention| on the same inputs.
+    """max |context - scaled_dot_product_attention(Q, K, V)|: attend's error against PyTorch's on the same inputs.
 
     Rows with no visible key are left out: there our context is 0 by definition.
     """

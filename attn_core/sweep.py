@@ -32,11 +32,11 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention import SDPBackend
 
+from attn_core.attention import naive_attention
 from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
-from attn_core.masking import window_mask
+from attn_core.masks import window_mask
 from attn_core.tiled import (
     attention_flops,
-    naive_attention,
     naive_working_bytes,
     score_matrix_bytes,
     tiled_attention,

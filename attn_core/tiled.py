@@ -1,11 +1,14 @@
-"""Attention without the T x T matrix: tiled attention with an online softmax (the FlashAttention idea).
+"""Attention without the T x T matrix, fast on a CPU: ``attn_core.online_softmax.blockwise_attention`` tuned.
 
-Naive attention builds every score of every query against every key, a (T, T) matrix per head,
-so its memory grows like T². Softmax only needs, per query row, the largest score (for stability)
-and the sum of exponentials, and both can be kept *running*: process the keys block by block,
-remember the running max m, the running sum l and the running (unnormalized) output o, and when a
-new block raises the max from m_old to m_new, rescale l and o by exp(m_old - m_new). Queries are
-processed in blocks too, so the temporaries are (block_q, block_k) per head whatever T is.
+Naive attention builds every score of every query against every key, a (T, T) matrix per head, so its memory
+grows like T². The online softmax (read it in ``attn_core.online_softmax``) needs only a (block_q, block_k) tile
+at a time. This kernel runs the same loop, with what makes it as fast as PyTorch's own on a CPU:
+
+- the heads go in chunks (``block_sizes``), so that each matmul is large, into one flat scratch buffer;
+- exponents are in base 2 (2^x is faster than e^x), the factor log2 e folded into the query scale;
+- tiles that a mask hides entirely are skipped, tiles it leaves wholly visible are not masked (``KeyMasks``),
+  and a tile on the causal diagonal computes only the queries that see some of its keys (``seeing_rows``);
+- block sizes are those measured fastest on this machine (``attn_core.tuning``).
 
 Conventions follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is True
 where a query may attend to a key; ``causal`` lets query i see keys 0..i (top-left aligned).
@@ -23,6 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import default_scale
+from attn_core.masks import hidden_keys
 
 BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask, on a machine not tuned yet
 # (block_q, block_k) by mask (False: none; True: causal, a window or a boolean mask) until attn_core.tuning has
@@ -90,48 +94,14 @@ def tiled_working_bytes(batch: int, heads: int, t: int, d_head: int, dtype: torc
     return output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * n * block * 5
 
 
-def hidden_keys(queries: range, keys: range, window: int | None = None, device: torch.device | None = None) -> Tensor:
-    """(len(queries), len(keys)) boolean, True where the causal mask (``window`` None) or the sliding window of
-    ``window`` keys hides key j from query i: j > i, or j <= i - window."""
-    query = torch.arange(queries.start, queries.stop, device=device).unsqueeze(1)  # (n, 1)
-    key = torch.arange(keys.start, keys.stop, device=device)  # (bk,)
-    hidden = key > query  # (n, bk)
-    if window is not None:
-        hidden |= key <= query - window
-    return hidden
-
-
-def naive_attention(
-    q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False, mask: Tensor | None = None, window: int | None = None
-) -> Tensor:
-    """softmax(Q Kᵀ · scale) V with plain torch ops, materializing every (T_q, T_k) matrix.
-
-    q: (B, H, Tq, d); k: (B, H, Tk, d); v: (B, H, Tk, d_v); mask: bool, broadcastable to (B, H, Tq, Tk);
-    window: each query i sees keys i - window < j <= i only (a causal mask of ``window`` keys).
-    A row that sees no key gives 0 (as SDPA and tiled_attention do), not the NaN of softmax over only -inf.
-    """
-    t_q, t_k = q.shape[-2], k.shape[-2]
-    scores = q @ k.transpose(-2, -1) * default_scale(q.shape[-1])  # (B, H, Tq, Tk)
-    if causal or window is not None:
-        scores = scores.masked_fill(hidden_keys(range(t_q), range(t_k), window, q.device), NEG_INF)  # (B, H, Tq, Tk)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, NEG_INF)  # (B, H, Tq, Tk)
-    weights = torch.softmax(scores, dim=-1)  # (B, H, Tq, Tk); NaN rows where nothing is visible
-    if mask is not None or window is not None:
-        weights = weights.nan_to_num_(0.0)
-    return weights @ v  # (B, H, Tq, d_v)
-
-
 @dataclass
 class RunningSoftmax:
-    """Per query row: the running max m, the running sum l of exp(score - m) and the running
-    unnormalized output o = Σ exp(score - m) · v over the keys folded in so far.
+    """``attn_core.online_softmax.Running`` for a chunk of heads, updated in place: per query row the running max m,
+    the running sum l of exp(score - m) and the running unnormalized output o = Σ exp(score - m) · v.
 
-    Scores are kept in base 2 (multiplied by log2 e, folded into the query scale): 2^x is faster
-    than e^x on CPUs and 2^(x · log2 e) = e^x, so m is log2 e times the natural running max.
-    Before a row's first key m is the lowest finite number, not -inf: a block that hides every key of a row
-    leaves the row as it was (2^(-inf - m) = 0, rescale 1), and its first key gives rescale 2^(lowest - m) = 0,
-    never NaN.
+    Scores are in base 2 (multiplied by log2 e, folded into the query scale): 2^x is faster than e^x on CPUs and
+    2^(x · log2 e) = e^x, so m is log2 e times the natural running max. As there, m starts at the lowest finite
+    number, so a row with every key hidden so far never meets NaN.
     """
 
     max: Tensor  # (R, n, 1)
@@ -243,6 +213,9 @@ class TileClasses:
         return True if self.all[q_block][k_block] else None
 
 
+HIDDEN = None  # KeyMasks.biases of a tile that every mask hides entirely: it is skipped
+
+
 @dataclass(frozen=True)
 class KeyMasks:
     """What hides keys from queries in ``tiled_attention``, turned into -inf / 0 tiles to add to scores."""
@@ -255,8 +228,8 @@ class KeyMasks:
     tiles: TileClasses | None  # the mask's tiles classified once, for all heads; None without a mask
 
     def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
-        """The tiles to add to the scores of ``heads`` × ``queries`` × ``keys``, none if nothing is hidden there,
-        or None if everything is (the tile is skipped)."""
+        """What the masks add to the scores of ``heads`` × ``queries`` × ``keys``: -inf / 0 tiles, none where nothing
+        is hidden there; or HIDDEN (None) where everything is, and the tile is skipped."""
         biases = []
         diagonal = (self.causal or self.window is not None) and keys.stop - 1 > queries.start
         if diagonal or (self.window is not None and keys.start <= queries.stop - 1 - self.window):
@@ -264,16 +237,17 @@ class KeyMasks:
         if keys.stop > min(self.lengths[heads]):  # some head's padding starts in this block
             real = self.real[heads, None, None]  # (c, 1, 1)
             biases.append(hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real))  # (c, 1, bk)
-        if self.mask is not None:
-            seen = self.tiles.seen(queries, keys)
-            if seen is not None:  # a tile hidden from every head, or visible whole to every head
-                return biases if seen else None
-            visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
-            visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
-            if not visible.any():
-                return None
-            if not visible.all():  # a tile the mask leaves wholly visible needs no bias
-                biases.append(hiding(~visible))
+        if self.mask is None:
+            return biases
+        seen = self.tiles.seen(queries, keys)
+        if seen is not None:  # a tile hidden from every head, or visible whole to every head
+            return biases if seen else HIDDEN
+        visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
+        visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
+        if not visible.any():
+            return HIDDEN
+        if not visible.all():  # a tile the mask leaves wholly visible needs no bias
+            biases.append(hiding(~visible))
         return biases
 
 
@@ -340,12 +314,12 @@ def tiled_attention(
             q_block = torch.mul(q3[heads, q_start : queries.stop], default_scale(d) * LOG2_E, out=scaled[block_rows])
             state = running.part(*block_rows).restart()  # (c, bq) rows: nothing seen yet
             keys = visible_keys(queries, t_k, causal, window, max(per_head[heads]))
-            stats.tiles += -(-t_k // block_k)
+            stats.tiles += math.ceil(t_k / block_k)
             for k_start in range(keys.start, keys.stop, block_k):
                 block = range(k_start, min(keys.stop, k_start + block_k))
                 seen = seeing_rows(queries, block, causal, window)
                 biases = masks.biases(seen, block, heads)
-                if biases is None:
+                if biases is HIDDEN:
                     continue
                 stats.computed += 1
                 stats.masked += bool(biases)
@@ -356,60 +330,3 @@ def tiled_attention(
                 state.part(slice(None), part).update(scores, v3[heads, block.start : block.stop].to(stats_dtype))
             state.result(out=out[heads, q_start : queries.stop])
     return out.reshape(*lead, t_q, d_v)
-
-
-@dataclass(frozen=True)
-class BlockStep:
-    """One block of keys folded into one query row."""
-
-    keys: range  # the block's key positions
-    block_max: float  # the largest score in the block
-    running_max: float  # m after this block
-    rescale: float  # exp(m_old - m_new): what the earlier sum and output were multiplied by
-    running_sum: float  # l after this block, Σ exp(score - m) over the keys so far
-    running_output: Tensor  # (d_v,) o / l: the answer if the row ended here
-
-
-@dataclass(frozen=True)
-class OnlineSoftmaxWalk:
-    """One query row processed block by block, next to the plain softmax."""
-
-    scores: Tensor  # (T,) the row's scaled scores q·k / √d
-    steps: list[BlockStep]
-    weights: Tensor  # (T,) exp(score - m) / l with the final m and l
-    output: Tensor  # (d_v,) the online result
-    softmax_weights: Tensor  # (T,) torch.softmax(scores)
-    softmax_output: Tensor  # (d_v,) torch.softmax(scores) @ V
-
-    @property
-    def difference(self) -> float:
-        """Largest |online - plain softmax| over the weights and the output."""
-        return max(
-            float((self.weights - self.softmax_weights).abs().max()), float((self.output - self.softmax_output).abs().max())
-        )
-
-
-def random_row(seed: int, t: int, d_head: int = 8, d_v: int = 4) -> tuple[Tensor, Tensor, Tensor]:
-    """A seeded query q (d_head,), keys K (t, d_head) and values V (t, d_v), float64, N(0, 1) entries."""
-    generator = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(*shape, generator=generator, dtype=torch.float64) for shape in ((d_head,), (t, d_head), (t, d_v)))
-
-
-def online_softmax_walk(q: Tensor, k: Tensor, v: Tensor, block: int) -> OnlineSoftmaxWalk:
-    """One query q (d,) against keys k (T, d) and values v (T, d_v), ``block`` keys at a time, with the
-    same update as ``tiled_attention``; the state is recorded after every block."""
-    q, k, v = q.double(), k.double(), v.double()
-    scale = default_scale(q.shape[-1])
-    q_row = (q * (scale * LOG2_E)).reshape(1, 1, -1)  # (1, 1, d): one head, one query row
-    scores = k @ q * scale  # (T,) for display and the plain softmax
-    state = RunningSoftmax.empty(1, 1, v.shape[-1], torch.float64, q.device)
-    steps = []
-    for start in range(0, len(scores), block):
-        keys = range(start, min(len(scores), start + block))
-        rescale = state.update(q_row @ k[None, start : keys.stop].transpose(1, 2), v[None, start : keys.stop])
-        block_max = float(scores[start : keys.stop].max())
-        running_max = float(state.max) / LOG2_E
-        steps.append(BlockStep(keys, block_max, running_max, float(rescale), float(state.sum), state.result().flatten()))
-    weights = (scores * LOG2_E - state.max.flatten()).exp2() / state.sum.flatten()  # (T,)
-    softmax_weights = torch.softmax(scores, dim=-1)  # (T,)
-    return OnlineSoftmaxWalk(scores, steps, weights, state.result().flatten(), softmax_weights, softmax_weights @ v)

@@ -1,4 +1,4 @@
-"""The Pipeline view's computation: from tokens to context vectors, for each example."""
+"""From tokens to context vectors, every step kept: a toy head on a sentence or a worked example, or a real head."""
 
 from __future__ import annotations
 
@@ -14,13 +14,8 @@ from attn_core.real_model.bert import Encoded, MiniLM
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, qkv_projections
 
-# Preset name -> label. "custom" uses the user's sentence.
-PRESETS = {
-    "custom": "Your sentence",
-    "playing-outside": "Playing Outside (q, k, v given, d_k = 4)",
-    "cat-sat": "The cat sat on the mat",
-    "random-batch": "Batch of 6 sentences (B=6, T=8, C=32, d=16)",
-}
+# The examples build_walkthrough runs: "custom" is the user's sentence, the others are the sources' worked examples.
+PRESETS = ("custom", "playing-outside", "cat-sat", "random-batch")
 
 # Presets that fix the model width C and head size d_k (None: not used).
 FIXED_SIZES = {

@@ -1,6 +1,6 @@
 """A mask the user edits: a grid of checkboxes, one row per query, one column per key, kept in the URL.
 
-The grid's value lives in session state under ``GRID`` as text (``attn_core.mask_to_text``), which is
+The grid's value lives in session state under ``GRID`` as text (``attn_ui.url_state.mask_to_text``), which is
 also the view's ``grid`` URL parameter. The editor shows the grid it started from (``BASE``) plus the
 edits made since, which the browser keeps sending; the grid is that sum. A reset button, another sentence
 length or other labels start a new editor from the grid as it is.
@@ -13,7 +13,8 @@ import streamlit as st
 import torch
 from torch import Tensor
 
-from attn_core import causal_mask, mask_from_text, mask_to_text
+from attn_core import causal_mask
+from attn_ui.url_state import mask_from_text, mask_to_text
 
 GRID = "grid"  # session-state key and URL parameter
 BASE = "grid_base"  # session-state key: the grid the editor started from, and its labels

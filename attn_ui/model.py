@@ -25,6 +25,7 @@ LOADING = (
     f"Loading {MODEL_NAME}. Its first use on a server downloads it from the Hugging Face hub (about 90 MB, a few seconds "
     "to a minute); later visits and restarts read it from the disk."
 )
+SAME = 0.9995  # a cosine similarity shown as 1.000
 
 
 @st.cache_resource(show_spinner=LOADING)
@@ -71,3 +72,20 @@ def cached_coreference(_model: MiniLM, texts: tuple[str, str], pronoun: str, can
 def cached_word_across_contexts(_model: MiniLM, sentences: tuple[str, ...], word: str) -> WordAcrossContexts:
     """``attn_core.word_across_contexts``, once per distinct input."""
     return word_across_contexts(_model, list(sentences), word)
+
+
+def embedding_stage_note(contexts: WordAcrossContexts) -> str:
+    """What the "embedding layer" stage of ``contexts`` shows, true of its numbers: the position added there
+    separates the word's vectors only where the word stands at different positions."""
+    same = [float(value) >= SAME for value in contexts.similarity[:, contexts.stages.index("embedding layer")]]
+    word = contexts.word
+    if all(same):
+        where = f"“{word}” stands at the same position in these sentences, so its vectors are still identical there"
+    elif not any(same):
+        where = f"“{word}” stands at different positions in these sentences, so its vectors already differ a little there"
+    else:
+        where = f"its vectors differ there only where “{word}” stands at different positions"
+    return (
+        "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the position: "
+        f"{where} (cosine 1.000 = identical). Each layer then mixes in the neighbours."
+    )

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+import torch
+from torch import Tensor
 
-from attn_core import mask_from_text
 from attn_ui.inputs import escape_markdown
 
 MAX_URL_VALUE = 2000  # characters; longer values are not put in the link
@@ -40,6 +41,19 @@ class Param:
             return self.parse(self.format(value)) == value
         except ValueError:
             return False
+
+
+def mask_to_text(mask: Tensor) -> str:
+    """A (T, T) boolean mask as compact text for a link: rows of 0/1 joined by "-" ("10-11" is causal for T = 2)."""
+    return "-".join("".join("1" if allowed else "0" for allowed in row) for row in mask.tolist())
+
+
+def mask_from_text(text: str) -> Tensor:
+    """The (T, T) boolean mask ``mask_to_text`` wrote; ValueError with a readable reason for anything else."""
+    rows = text.split("-")
+    if not all(rows) or any(set(row) - {"0", "1"} for row in rows) or any(len(row) != len(rows) for row in rows):
+        raise ValueError("expected T rows of T digits 0 or 1, joined by “-”")
+    return torch.tensor([[digit == "1" for digit in row] for row in rows], dtype=torch.bool)  # (T, T)
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:
@@ -113,7 +127,7 @@ def nearest(options: Sequence[float]) -> Callable[[str], float]:
 
 
 def mask_grid(max_size: int) -> Callable[[str], str]:
-    """A custom attention mask as ``attn_core.mask_to_text`` writes it, at most ``max_size`` × ``max_size``."""
+    """A custom attention mask as ``mask_to_text`` writes it, at most ``max_size`` × ``max_size``."""
 
     def parse(raw: str) -> str:
         if mask_from_text(raw).shape[0] > max_size:

@@ -24,9 +24,10 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from attn_core.attention import naive_attention
 from attn_core.device import cpu_model
-from attn_core.masking import document_mask
-from attn_core.tiled import naive_attention, tiled_attention
+from attn_core.masks import document_mask
+from attn_core.tiled import tiled_attention
 from attn_core.timing import loglog_fit, time_interleaved
 
 T = 4096

@@ -26,7 +26,7 @@ from attn_core import (
     tiled_attention,
 )
 from attn_core.bench import format_table
-from attn_core.masking import window_mask
+from attn_core.masks import window_mask
 from attn_core.sweep import Point, Settings, Skipped, Stopped, fits, sweep
 
 LENGTHS = tuple(2**p for p in range(10, 16))  # 1,024 … 32,768

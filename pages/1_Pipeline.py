@@ -21,6 +21,12 @@ from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
 SKIPPED = "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, so the {} skipped."
+PRESET_LABELS = {
+    "custom": "Your sentence",
+    "playing-outside": "Playing Outside (q, k, v given, d_k = 4)",
+    "cat-sat": "The cat sat on the mat",
+    "random-batch": "Batch of 6 sentences (B=6, T=8, C=32, d=16)",
+}
 WEIGHTS = {"toy": "Toy (seeded random)", "minilm": f"{MODEL_NAME}, one trained head"}
 PARAMS = (
     Param("weights", "toy", url_state.choice(WEIGHTS)),
@@ -67,7 +73,7 @@ with slides.controls:
         left, right = st.columns(2)
         layer = left.selectbox("Layer", range(N_LAYERS), key="layer")
         head = right.selectbox("Head", range(N_HEADS), key="head")
-    preset = st.selectbox("Example", list(PRESETS), format_func=PRESETS.get, key="preset", disabled=real)
+    preset = st.selectbox("Example", list(PRESETS), format_func=PRESET_LABELS.get, key="preset", disabled=real)
     custom = preset == "custom" or real
     st.text_area("Sentence", key="text", disabled=not custom, help="Words, punctuation and emoji each become a token.")
     st.text_input(

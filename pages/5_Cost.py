@@ -5,8 +5,9 @@ import streamlit as st
 
 from attn_core import available_devices
 from attn_core.bench import REFERENCE_COMMAND, reference_results
+from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, Settings, default_memory_budget, plan
-from attn_core.tiled import online_softmax_walk, random_row, score_matrix_bytes
+from attn_core.tiled import score_matrix_bytes
 from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines

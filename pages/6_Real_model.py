@@ -8,7 +8,6 @@ import streamlit as st
 
 from attn_core import (
     closest_heads,
-    embedding_stage_note,
     entropy,
     head_entropy,
     head_similarity,
@@ -22,7 +21,7 @@ from attn_ui import page, slide, url_state
 from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
-from attn_ui.model import cached_coreference, cached_word_across_contexts, forward, load_model
+from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note, forward, load_model
 from attn_ui.steps import bar_block, heatmap_block, labelled_lines_block, row, thumbnails_size
 from attn_ui.url_state import Param
 

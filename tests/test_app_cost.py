@@ -14,8 +14,9 @@ import torch
 from attn_core import sweep as sweeps
 from attn_core import tuning
 from attn_core.device import DEFAULT_THREADS
+from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import TABLE_COLUMNS, Settings, plan
-from attn_core.tiled import TILE_BYTES, block_sizes, online_softmax_walk, random_row, tiled_working_bytes
+from attn_core.tiled import TILE_BYTES, block_sizes, tiled_working_bytes
 from attn_core.timing import GIB, format_bytes, supported_dtypes
 from attn_ui import measure
 from attn_ui.measure import MEASURE

@@ -10,10 +10,11 @@ import torch
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
 
-from attn_core import FIXED_SIZES, mask_to_text, masked_batch_attention, tokenize
+from attn_core import FIXED_SIZES, masked_batch_attention, tokenize
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
 from attn_ui.slide import VIEWPORT_KEY
+from attn_ui.url_state import mask_to_text
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"

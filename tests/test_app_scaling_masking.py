@@ -12,7 +12,6 @@ from attn_core import (
     D_K_VALUES,
     dot_product_variance,
     entropy,
-    mask_to_text,
     masked_batch_attention,
     sentence_attention,
     softmax_saturation,
@@ -20,6 +19,7 @@ from attn_core import (
 )
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
 from attn_ui.mask_grid import editor_key
+from attn_ui.url_state import mask_to_text
 from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_all, open_view, texts
 
 SCALING = "pages/2_Scaling.py"

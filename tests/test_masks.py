@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core.masking import document_mask, global_local_mask, prefix_lm_mask
+from attn_core.masks import document_mask, global_local_mask, prefix_lm_mask
 from attn_core.tiled import TileClasses, TileStats, tiled_attention
 
 

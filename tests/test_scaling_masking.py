@@ -31,7 +31,8 @@ from attn_core import (
     tokenize,
     weights_with_additive_mask,
 )
-from attn_core.masking import MASKING_D_K, MASKING_D_MODEL, MASKING_WINDOW, window_mask
+from attn_core.masking import MASKING_D_K, MASKING_D_MODEL, MASKING_WINDOW
+from attn_core.masks import window_mask
 from attn_core.toy import embed_tokens, qkv_projections
 
 # Softmax temperature (source 003).

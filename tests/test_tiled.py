@@ -7,17 +7,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attn_core import causal_mask, padding_mask
-from attn_core.masking import window_mask
+from attn_core.attention import attend, naive_attention
+from attn_core.masks import causal_mask, padding_mask, window_mask
+from attn_core.online_softmax import blockwise_attention, online_softmax_walk, random_row
 from attn_core.sweep import MATMUL_SCRATCH, Settings, Skipped, matmul_reference, plan, runner
 from attn_core.tiled import (
     BLOCK_K,
     BLOCK_Q,
     TileStats,
     attention_flops,
-    naive_attention,
-    online_softmax_walk,
-    random_row,
     score_matrix_bytes,
     tiled_attention,
     tiled_working_bytes,
@@ -75,6 +73,21 @@ def test_fully_blocked_row_gives_zero_not_nan():
     assert naive[:, :, 3].eq(0).all() and naive[:, :, 11].eq(0).all()  # not the NaN of softmax over only -inf
     assert torch.allclose(tiled, naive, atol=1e-10)
     assert torch.allclose(tiled, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-10)
+
+
+@pytest.mark.parametrize("t, block_q, block_k", [(20, 8, 4), (13, 5, 13), (9, 16, 3)])
+def test_blockwise_attention_the_algorithm_to_read_equals_attend_and_the_kernel(t, block_q, block_k):
+    """The plain online-softmax loop, under a mask with rows that see nothing, with blocks that do and do not
+    divide T: equal to attend (the steps kept), to the tuned kernel and to SDPA."""
+    q, k, v = qkv(t)
+    mask = torch.rand(t, t, generator=torch.Generator().manual_seed(t)) < 0.6  # (T, T)
+    mask[2] = False  # query 2 sees no key
+    blockwise = blockwise_attention(q, k, v, block_q, block_k, mask=mask)
+    assert blockwise[:, :, 2].eq(0).all()
+    assert torch.allclose(blockwise, attend(q, k, v, mask=mask).context, atol=1e-12, rtol=0)
+    assert torch.allclose(blockwise, tiled_attention(q, k, v, mask=mask, block_q=block_q, block_k=block_k), atol=1e-12)
+    assert torch.allclose(blockwise, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-12)
+    assert torch.allclose(blockwise_attention(q, k, v, block_q, block_k), attend(q, k, v).context, atol=1e-12)
 
 
 def test_window_mask_shape():

@@ -15,7 +15,6 @@ from attn_core.heads import pattern_similarity
 from attn_core.real_model.bert import SPECIAL_TOKENS, Encoded, MiniLM, RealRun
 
 BARELY_MOVES = 0.05  # a change of attention weight smaller than this is "barely moves"
-SAME = 0.9995  # a cosine similarity shown as 1.000
 
 
 def visible_positions(tokens: list[str], hide_special: bool) -> list[int]:
@@ -166,20 +165,3 @@ def word_across_contexts(model: MiniLM, sentences: Sequence[str], word: str) -> 
     stages = ["lookup", "embedding layer", *(f"layer {i}" for i in range(model.config.n_layers))]
     missing = [text for b, text in enumerate(sentences) if b not in found]
     return WordAcrossContexts(word, [sentences[b] for b in found], stages, pairs, similarity, missing)
-
-
-def embedding_stage_note(contexts: WordAcrossContexts) -> str:
-    """What the "embedding layer" stage of ``contexts`` shows, true of its numbers: the position added there
-    separates the word's vectors only where the word stands at different positions."""
-    same = [float(value) >= SAME for value in contexts.similarity[:, contexts.stages.index("embedding layer")]]
-    word = contexts.word
-    if all(same):
-        where = f"“{word}” stands at the same position in these sentences, so its vectors are still identical there"
-    elif not any(same):
-        where = f"“{word}” stands at different positions in these sentences, so its vectors already differ a little there"
-    else:
-        where = f"its vectors differ there only where “{word}” stands at different positions"
-    return (
-        "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the position: "
-        f"{where} (cosine 1.000 = identical). Each layer then mixes in the neighbours."
-    )
