@@ -51,7 +51,9 @@ def masked_softmax(logits: Tensor) -> Tensor:
     """
     weights = torch.softmax(logits, dim=-1)  # (..., Tq, Tk); NaN in a row of only -inf
     nothing_visible = logits.amax(dim=-1, keepdim=True) == float("-inf")  # (..., Tq, 1)
-    return weights.masked_fill_(nothing_visible, 0.0)
+    if weights.requires_grad:  # softmax's backward reads its output: leave it as it is
+        return weights.masked_fill(nothing_visible, 0.0)
+    return weights.masked_fill_(nothing_visible, 0.0)  # in place: naive attention holds one (Tq, Tk) matrix less
 
 
 def attend(

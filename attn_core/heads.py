@@ -50,7 +50,8 @@ def head_metrics(weights: Tensor) -> HeadMetrics:
 
 
 def pattern_similarity(weights: Tensor) -> Tensor:
-    """Cosine similarity between every pair of attention patterns: (N, Tq, Tk) -> (N, N).
+    """S[a, b] = ⟨A_a, A_b⟩ / (‖A_a‖ ‖A_b‖): cosine similarity between every pair of attention patterns,
+    (N, Tq, Tk) -> (N, N).
 
     1 means two heads attend in the same proportions everywhere (one of them is redundant).
     """

@@ -64,7 +64,8 @@ def multi_head_attention(
     mask: Tensor | None = None,
     scale: float | None = None,
 ) -> MultiHeadSteps:
-    """Multi-head self-attention without biases, keeping every step.
+    """Concat(head_1, ..., head_h) W_O, head_i = attend(X W_Q^i, X W_K^i, X W_V^i): multi-head self-attention without
+    biases, keeping every step.
 
     Args:
         x: token embeddings, (..., T, C).

@@ -32,7 +32,7 @@ def softmax_at_scale(logits: Tensor, scale: float) -> Tensor:
 
 
 def normalized_entropy(weights: Tensor) -> Tensor:
-    """Entropy of each row divided by log(number of keys), (...,): 1 = uniform, 0 = one-hot.
+    """H(w) / ln T_k: entropy of each row divided by that of the uniform row, (...,): 1 = uniform, 0 = one-hot.
 
     Rows over a single key have nothing to spread over: their normalized entropy is 0.
     """
@@ -46,7 +46,7 @@ def softmax_jacobian(weights: Tensor) -> Tensor:
 
 
 def jacobian_norm(weights: Tensor) -> Tensor:
-    """Frobenius norm of each row's softmax Jacobian, (...,): 0 when the row is one-hot."""
+    """‖diag(p) - p pᵀ‖_F: the Frobenius norm of each row's softmax Jacobian, (...,): 0 when the row is one-hot."""
     return torch.linalg.matrix_norm(softmax_jacobian(weights))
 
 
@@ -67,7 +67,7 @@ class VarianceCurves:
 
 
 def dot_product_variance(seed: int = 0, samples: int = VARIANCE_SAMPLES) -> VarianceCurves:
-    """Monte Carlo variance of q.k for q, k with independent N(0, 1) entries, for each d_k.
+    """Var(q·k) = d_k for q, k with independent N(0, 1) entries, measured by Monte Carlo for each d_k.
 
     Every d_k uses the first d_k entries of the same ``samples`` random (q, k) pairs.
     """
@@ -122,7 +122,7 @@ def softmax_saturation(seed: int = 0, samples: int = SATURATION_SAMPLES, n_keys:
 
 
 def sentence_attention(tokens: list[str], d_k: int, seed: int = 0, multiplier: float = 1.0) -> AttentionSteps:
-    """Self-attention over a sentence's toy embeddings with scale ``multiplier / sqrt(d_k)``.
+    """softmax(Q Kᵀ · multiplier / √d_k) V: self-attention over a sentence's toy embeddings.
 
     ``multiplier`` is the inverse temperature on top of the usual scaling: 1 is standard attention.
     Shapes: q, k, v (T, d_k); weights (T, T).

@@ -28,7 +28,7 @@ def embed_tokens(tokens: list[str], d_model: int, seed: int = 0, device: torch.d
 
 
 def projection(d_in: int, d_out: int, seed: int, name: str, device: torch.device | str | None = None) -> Tensor:
-    """A seeded (d_in, d_out) weight matrix, scaled by 1/sqrt(d_in) so outputs keep unit variance."""
+    """W ~ N(0, 1/d_in), (d_in, d_out), seeded: x W keeps unit variance."""
     weights = torch.randn(d_in, d_out, generator=_generator(seed, name)) / math.sqrt(d_in)
     return weights.to(device)  # (d_in, d_out)
 

@@ -1,7 +1,7 @@
 """The tiled kernel's block sizes, measured on the machine that runs it and kept on disk.
 
-Which (block_q, block_k) is fastest depends on the CPU's caches and cores: blocks picked on one machine ran at 1.05x
-SDPA's time there and 1.36x on another. ``tune`` times every candidate of CANDIDATES against SDPA at SHAPE, for no
+Which (block_q, block_k) is fastest depends on the CPU's caches and cores, so blocks picked on one machine can be
+slow on another (docs/performance.md has an example). ``tune`` times every candidate of CANDIDATES against SDPA at SHAPE, for no
 mask and for a causal mask (the class of every masked call: causal, window, any boolean mask), the runs interleaved
 so that a slow spell of the machine hits all of them, and keeps the candidate with the fastest call relative to
 SDPA's. The result is written to the user's cache directory, keyed by the CPU model, the number of cores and torch's
@@ -30,7 +30,7 @@ CANDIDATES = {
     False: (BLOCKS[False], (512, 512), (512, 256), (256, 256), (2048, 256)),
     True: (BLOCKS[True], (256, 256), (512, 512), (256, 128), (1024, 256)),
 }
-SHAPE = (1, 8, 2048, 64)  # (B, H, T, d), float32: long enough for every candidate's tiles, about 10 s in all
+SHAPE = (1, 4, 4096, 64)  # (B, H, T, d), float32: the length of the Cost view's targets; about 10 s in all
 ROUNDS = 3
 CACHE_FILE = "tiled-blocks.json"
 

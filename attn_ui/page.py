@@ -136,8 +136,9 @@ def tune_server() -> None:
     torch.set_num_threads(1)
 
 
-def setup(view: View, params: tuple[Param, ...] = ()) -> None:
-    """Call first on every page: page config, the view's state from its URL, and the sidebar's map of views.
+def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
+    """Call first on every page: page config, the view's state from its URL, and the sidebar's map of views; the
+    values of the view's parameters, read by name (``values.text``).
 
     Each view opens with its own URL's values or its own defaults: values of the view seen before
     (whose widgets may share a key with this one's) are forgotten when the view changes.
@@ -173,6 +174,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> None:
         st.html(PRESENTER_STYLE)
     else:
         st.html(PAGE_STYLE)
+    return url_state.Values(params)
 
 
 def publish(params: tuple[Param, ...]) -> None:

@@ -157,6 +157,19 @@ def format_on_off(value: bool) -> str:
     return "on" if value else "off"
 
 
+class Values:
+    """A view's parameters read by name: ``values.seed`` is the live value of its ``Param("seed", ...)``, restored
+    from the URL and checked by ``restore``. A name the view does not declare raises AttributeError at once."""
+
+    def __init__(self, params: Iterable[Param]):
+        self._keys = tuple(param.key for param in params)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in self._keys:
+            raise AttributeError(f"no parameter {name!r} in this view, only {', '.join(self._keys)}")
+        return st.session_state[name]
+
+
 def restore(params: Iterable[Param]) -> None:
     """Before the controls: give each control not yet on screen its value from the URL."""
     problems = []

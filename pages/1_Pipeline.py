@@ -55,7 +55,7 @@ SLIDES = (
     page.Section("Check", "Correctness"),
 )
 
-page.setup(page.VIEWS[0], PARAMS)
+values = page.setup(page.VIEWS[0], PARAMS)
 slides = page.Slides(
     SLIDES,
     "Pipeline: from words to context vectors",
@@ -103,21 +103,21 @@ model = load_model() if real else None
 if real and model is None:
     st.info("The toy weights are shown instead.")
 if model is not None:
-    encoded = model_tokens(model, st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE)
+    encoded = model_tokens(model, values.text, MAX_TOKENS, DEFAULT_SENTENCE)
     walk = build_real_walkthrough(model, encoded, layer, head, scaled=scaled)
 else:
-    tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
-    source_tokens = tokens_from_text(st.session_state["source"], MAX_TOKENS) if custom else []
+    tokens = tokens_from_text(values.text, MAX_TOKENS, DEFAULT_SENTENCE) if custom else []
+    source_tokens = tokens_from_text(values.source, MAX_TOKENS) if custom else []
     walk = build_walkthrough(
         preset,
         tokens,
-        st.session_state["d_model"],
-        st.session_state["d_k"],
-        seed=st.session_state["seed"],
+        values.d_model,
+        values.d_k,
+        seed=values.seed,
         scaled=scaled,
-        positional=st.session_state["pos"],
+        positional=values.pos,
         source_tokens=source_tokens,
-        device=st.session_state["device"],
+        device=values.device,
     )
 steps = walk.steps
 n_sentences = len(walk.query_tokens)
@@ -130,7 +130,7 @@ if n_sentences > 1:
         format_func=lambda b: f"{b}: {sentence_names[b]}",
         key="batch",
     )
-b = min(st.session_state["batch"], n_sentences - 1)
+b = min(values.batch, n_sentences - 1)
 queries, keys = walk.query_tokens[b], walk.key_tokens[b]
 cross = walk.x_source is not None
 d_k = steps.q.shape[-1]
@@ -151,7 +151,7 @@ if slides.show(1):
             "Each token is looked up in an embedding table: a word always gets the same row (like word2vec). "
             + (
                 "Position encodings are added, so equal words at different places differ."
-                if st.session_state["pos"]
+                if values.pos
                 else "Nothing says *where* it stands: a repeated word gets identical rows (see *Position encodings*)."
             )
         )

@@ -47,7 +47,7 @@ SLIDES = (
     page.Section("Your sentence", "Your sentence"),
 )
 
-page.setup(page.VIEWS[1], PARAMS)
+values = page.setup(page.VIEWS[1], PARAMS)
 slides = page.Slides(
     SLIDES,
     "Scaling: why divide by √d_k?",
@@ -71,7 +71,7 @@ with controls:
         help="Multiplies the logits of section 1 and the scaled scores of section 4. Temperature = 1/s.",
     )
 
-variance, saturation = monte_carlo(st.session_state["seed"])
+variance, saturation = monte_carlo(values.seed)
 d_k_axis = variance.d_k.numpy()
 
 if slides.show(1):
@@ -157,8 +157,8 @@ if slides.show(3):
     )
 
 if slides.show(4):
-    tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, DEFAULT_SENTENCE)
-    steps = sentence_attention(tokens, d_k, st.session_state["seed"], scale)
+    tokens = tokens_from_text(values.text, MAX_TOKENS, DEFAULT_SENTENCE)
+    steps = sentence_attention(tokens, d_k, values.seed, scale)
     st.markdown(
         f"Toy embeddings projected to d_k = {d_k}, with the scores multiplied by s / √d_k = {scale:g} / {math.sqrt(d_k):g}. "
         f"Leaving out the ÷√d_k would be the same as s = {scale * math.sqrt(d_k):g} here."

@@ -49,7 +49,7 @@ SLIDES = (
     page.Section("Check", "Check against PyTorch"),
 )
 
-page.setup(page.MULTI_HEAD, PARAMS)
+values = page.setup(page.MULTI_HEAD, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Multi-head attention: several heads, side by side",
@@ -64,7 +64,7 @@ with slides.controls:
     d_model = st.number_input("Model width C", 1, MAX_WIDTH, key="d_model")
     asked_heads = st.number_input("Heads h", 1, MAX_HEADS, key="heads", help="Must divide C: each head gets C/h features.")
     n_heads = nearest_head_counts(d_model, asked_heads)[0]
-    url_state.keep_in("head", range(n_heads), min(st.session_state["head"], n_heads - 1))
+    url_state.keep_in("head", range(n_heads), min(values.head, n_heads - 1))
     head = st.selectbox("Head to open", range(n_heads), key="head")
     st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V, W_O.")
 
@@ -77,8 +77,8 @@ if n_heads != asked_heads:
         for valid in nearest_head_counts(d_model, asked_heads):
             st.button(f"Use {valid} heads", on_click=st.session_state.update, kwargs={"heads": valid}, key=f"use_{valid}")
 
-tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
-seed = st.session_state["seed"]
+tokens = tokens_from_text(values.text, MAX_TOKENS, COREFERENCE_SENTENCES[0])
+seed = values.seed
 x = embed_tokens(tokens, d_model, seed) + sinusoidal(len(tokens), d_model)  # (T, C)
 w_q, w_k, w_v, w_o = multi_head_projections(d_model, seed)  # each (C, C)
 steps = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads)  # weights (h, T, T), output (T, C)
@@ -172,7 +172,7 @@ if slides.show(6):
 
 if slides.show(7):
     if slides.part(1):
-        per_head = pd.DataFrame({"head": range(n_heads)} | {name: values.numpy() for name, values in metrics.columns().items()})
+        per_head = pd.DataFrame({"head": range(n_heads)} | {name: column.numpy() for name, column in metrics.columns().items()})
         st.table(per_head.style.format(precision=3), hide_index=True)
         st.caption(
             "Means over the query tokens. Entropy: 0 = each token attends to one key, "

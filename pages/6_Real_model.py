@@ -62,7 +62,7 @@ SLIDES = (
     page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
 )
 
-page.setup(page.REAL_MODEL, PARAMS)
+values = page.setup(page.REAL_MODEL, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Real model: what a trained transformer attends to",
@@ -84,7 +84,7 @@ if model is None:
 
 n_layers, n_heads = model.config.n_layers, model.config.n_heads
 layer_names, head_names = [f"layer {i}" for i in range(n_layers)], [f"head {i}" for i in range(n_heads)]
-encoded = model_tokens(model, st.session_state["text"], MAX_TOKENS, COREFERENCE_SENTENCES[0])
+encoded = model_tokens(model, values.text, MAX_TOKENS, COREFERENCE_SENTENCES[0])
 run = forward(model, tuple(encoded.texts), MAX_TOKENS)
 tokens = encoded.tokens[0]
 shown = visible_positions(tokens, hide)
@@ -170,11 +170,11 @@ if slides.show(3):
         left, right = st.columns([2, 1])
         left.text_input("Second sentence (the first is the sentence in the controls)", key="text2")
         right.text_input("The pronoun, then two words it may refer to", key="coref")
-    words = [word.strip() for word in st.session_state["coref"].split(",")]
+    words = [word.strip() for word in values.coref.split(",")]
     try:
         if len(words) != 3 or not all(words):
             raise ValueError("Write three words separated by commas, e.g. “it, animal, street”.")
-        coref = cached_coreference(model, (encoded.texts[0], st.session_state["text2"][:MAX_CHARS]), words[0], tuple(words[1:]))
+        coref = cached_coreference(model, (encoded.texts[0], values.text2[:MAX_CHARS]), words[0], tuple(words[1:]))
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:
@@ -211,11 +211,11 @@ if slides.show(4):
         left, right = st.columns([1, 2])
         left.text_input("Word", key="word")
         right.text_area("Sentences, one per line", key="sentences")
-    sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
+    sentences = [line.strip() for line in values.sentences[:MAX_CHARS].splitlines() if line.strip()]
     if len(sentences) > MAX_SENTENCES:
         st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
     try:
-        contexts = cached_word_across_contexts(model, tuple(sentences[:MAX_SENTENCES]), st.session_state["word"])
+        contexts = cached_word_across_contexts(model, tuple(sentences[:MAX_SENTENCES]), values.word)
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:

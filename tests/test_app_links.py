@@ -6,6 +6,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from attn_ui import url_state
 from attn_ui.page import PRESENTER, VIEWS
 from tests.conftest import assert_clean, open_view, texts
 from tests.test_fuzz import PARAMS
@@ -37,3 +38,10 @@ def test_a_shared_link_opens_its_view_with_its_settings(link):
     for key, raw in query.items():
         assert params[key].format(at.session_state[key]) == raw, key
     assert at.session_state["_view"] == view.path
+
+
+def test_a_name_a_view_does_not_declare_fails_at_once_naming_those_it_does():
+    """Pages read their controls as attributes (values.seed): a misspelt one fails on its first read."""
+    values = url_state.Values((url_state.Param("seed", 0, int), url_state.Param("text", "", str)))
+    with pytest.raises(AttributeError, match="no parameter 'sed' in this view, only seed, text"):
+        getattr(values, "sed")  # noqa: B009

@@ -96,7 +96,7 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
 
 
 def test_all_sections_is_held_to_the_first_render_target():
-    """"All sections" draws every section of the view at once, as opening the view does: its target is a first
+    """ "All sections" draws every section of the view at once, as opening the view does: its target is a first
     render's, while any other section or control is held to the redraw targets."""
     row = {"p50": 700.0, "p95": 900.0}
     assert bench.redraw_verdict(row | {"kind": bench.WHOLE_VIEW}) == "ok (whole view: first render)"
