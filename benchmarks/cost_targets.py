@@ -2,15 +2,17 @@
 
 CPU, float32, head size 64, T = 4096:
 - tiled output equals naive within 1e-5 with no mask, the causal mask and a window of 256 keys (T = 1024);
-- tiled time at most 1.2x SDPA's at B=1, H=8 and at B=4, H=8;
-- causal tiled time at most 0.6x non-causal tiled (B=1, H=8);
+- tiled time at most 1.15x SDPA's at B=1, H=8 and at B=4, H=8 (issue 41);
+- causal tiled time at most 0.55x non-causal tiled (B=1, H=8);
 - a window of 256 keys grows linearly: log-log slope of tiled time ≤ 1.2 over T = 2048 … 8192 (B=1, H=8);
-- 4 documents packed in T tokens (attn_core.masking.document_mask): tiled time at most 1.3/4 of dense tiled (issue 41).
+- 4 documents packed in T tokens (attn_core.masks.document_mask): tiled time at most 1.3/4 of dense tiled (issue 41).
 
 Times: per shape, SDPA, tiled and causal tiled take turns, ROUNDS rounds of one call each (interleaved, so a
 slow spell of the shared machine hits all of them), timed by timing.benchmark_timer; a noisy run is measured
 again with SDPA (timing.time_interleaved). Ratios are printed of the fastest calls (min: the machine at its
 least disturbed; the targets are judged on these) and of the medians.
+
+Blocks are this machine's tuned ones (attn_core.tuning), tuned first where there are none.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.cost_targets``. Prints each measurement,
 its target and PASS/FAIL; exits with 1 if any target fails.
@@ -24,6 +26,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from attn_core import tuning
 from attn_core.attention import naive_attention
 from attn_core.device import cpu_model
 from attn_core.masks import document_mask
@@ -99,6 +102,10 @@ def window_slope() -> float:
 def main() -> int:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, load {load}")
+    if tuning.tuned() is None:
+        print("  this machine has no tuned blocks yet: tuning (python -m attn_core.bench --tune)")
+        tuning.tune()
+    print(f"  blocks (block_q, block_k): no mask {tuning.tuned()[False]}, masked {tuning.tuned()[True]}")
     results = []
     for name, mask in (("no mask", {}), ("causal", {"causal": True}), (f"window {WINDOW}", {"window": WINDOW})):
         difference = largest_difference(**mask)
@@ -108,12 +115,12 @@ def main() -> int:
         (sdpa_min, sdpa_median), (tiled_min, tiled_median) = measured["sdpa"], measured["tiled"]
         print(f"  tiled / SDPA at B={batch}, H={heads}: min {tiled_min / sdpa_min:.2f}, median {tiled_median / sdpa_median:.2f}")
         ratio = tiled_min / sdpa_min
-        results.append(check(f"tiled time / SDPA's at B={batch}, H={heads}, T={T:,} (min)", ratio, "≤ 1.2", ratio <= 1.2))
+        results.append(check(f"tiled time / SDPA's at B={batch}, H={heads}, T={T:,} (min)", ratio, "≤ 1.15", ratio <= 1.15))
         if batch == 1:
             causal_min, causal_median = measured["tiled causal"]
             print(f"  causal / non-causal tiled: min {causal_min / tiled_min:.2f}, median {causal_median / tiled_median:.2f}")
             ratio = causal_min / tiled_min
-            results.append(check(f"causal tiled / non-causal tiled at B={batch} (min)", ratio, "≤ 0.6", ratio <= 0.6))
+            results.append(check(f"causal tiled / non-causal tiled at B={batch} (min)", ratio, "≤ 0.55", ratio <= 0.55))
     ratio, target = document_ratio(), 1.3 / DOCUMENTS
     name = f"tiled time with {DOCUMENTS} packed documents / dense, T={T:,} (min)"
     results.append(check(name, ratio, f"≤ 1.3/{DOCUMENTS} = {target:.3f}", ratio <= target))
