@@ -2,7 +2,11 @@
 
 One sweep generator serves the Cost view and ``python -m attn_core.bench``:
 
-- Each run is a method under a mask: "none", "causal" or "window:W" (each query sees its last W keys).
+- Each run is a method under a mask, written as a spec (parse_mask): "none", "causal", "window:W" (each query sees
+  its last W keys), or a mask of today's models, built as a (T, T) boolean at each length and given as it is to
+  every method (naive and tiled as ``mask=``, SDPA as ``attn_mask=``): "documents:K" (K equal documents packed
+  in the sequence, each causal), "prefix:P" (a prefix LM: the first P tokens see each other both ways, the rest
+  causally) or "global:W:G" (a sliding window of W keys plus G global first tokens).
 - Per length T, each run goes once to warm up (and to compare its output with SDPA's under the same mask, whose
   kernel is the dispatcher's own choice, see timing.sdpa_backend; not forced with sdpa_kernel, which sets
   process-wide flags: another session's SDPA call at that moment would find no kernel); that call's time sets
@@ -34,13 +38,14 @@ from torch.nn.attention import SDPBackend
 
 from attn_core.attention import naive_attention
 from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
-from attn_core.masks import window_mask
+from attn_core.masks import document_mask, global_local_mask, prefix_lm_mask, window_mask
 from attn_core.tiled import (
     attention_flops,
     naive_working_bytes,
     score_matrix_bytes,
     tiled_attention,
     tiled_working_bytes,
+    visible_pairs,
 )
 from attn_core.timing import (
     DTYPES,
@@ -78,14 +83,64 @@ def default_memory_budget(device: str) -> int:
     return int(torch.cuda.mem_get_info()[0] * CUDA_BUDGET_FRACTION) if device == "cuda" else CPU_MEMORY_BUDGET
 
 
-def parse_mask(spec: str) -> tuple[bool, int | None]:
-    """(causal, window) of a mask spec: "none", "causal" or "window:W" with W >= 1 keys (causal too)."""
+MASK_FORMS = "none, causal, window:W, documents:K, prefix:P or global:W:G"
+MODEL_MASKS = {"documents": 1, "prefix": 1, "global": 2}  # a model's mask: the numbers its spec takes
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """A mask spec parsed: the ``causal`` and ``window`` arguments of the methods, or a model's mask (``kind`` one of
+    MODEL_MASKS, with its ``sizes``), which ``boolean`` builds at each length."""
+
+    causal: bool = False
+    window: int | None = None  # keys per query of a sliding window (causal too)
+    kind: str = ""  # "documents", "prefix" or "global"; "" for none, causal and window
+    sizes: tuple[int, ...] = ()  # documents: (K,); prefix: (P,); global: (W, G)
+
+    def boolean(self, t: int, device: torch.device | str | None = None) -> Tensor | None:
+        """The (T, T) boolean mask of a model's mask at length ``t``, True where a query may attend; None for none,
+        causal and window, which each method applies itself. K and P are cut to T, G too."""
+        if self.kind == "documents":
+            k = min(self.sizes[0], t)
+            mask = document_mask([t // k + (i < t % k) for i in range(k)], t)  # K lengths, at most 1 apart
+        elif self.kind == "prefix":
+            mask = prefix_lm_mask(min(self.sizes[0], t), t)
+        elif self.kind == "global":
+            mask = global_local_mask(t, self.sizes[0], min(self.sizes[1], t))
+        else:
+            return None
+        return mask.to(device)  # (T, T)
+
+    def sdpa_mask(self, t: int, device: torch.device | str | None = None) -> Tensor | None:
+        """What SDPA gets as ``attn_mask``: a window as its (T, T) boolean mask (SDPA has no window argument), a
+        model's mask as it is; None for none and causal (``is_causal``)."""
+        return window_mask(t, self.window, device=device) if self.window is not None else self.boolean(t, device)
+
+    @property
+    def sdpa_masked(self) -> bool:
+        """Whether SDPA gets a (T, T) boolean ``attn_mask`` (sdpa_mask is not None)."""
+        return self.window is not None or bool(self.kind)
+
+    def pairs(self, t: int) -> float:
+        """The (query, key) pairs the mask lets through at length ``t``, which FLOPs count: ``visible_pairs``
+        (T²/2 for causal), or a model's mask's True entries."""
+        mask = self.boolean(t)
+        return visible_pairs(t, self.causal, self.window) if mask is None else float(mask.sum())
+
+
+def parse_mask(spec: str) -> MaskSpec:
+    """A mask spec: "none"; "causal"; "window:W", the last W >= 1 keys of each query (causal); "documents:K", K >= 1
+    equal documents packed in the T tokens, each seeing only itself, causally (document_mask); "prefix:P", the first
+    P tokens see each other both ways and the rest causally (prefix_lm_mask); "global:W:G", a window of W >= 1 keys
+    plus G first tokens that see and are seen by every token (global_local_mask). ValueError for anything else."""
     if spec in ("none", "causal"):
-        return spec == "causal", None
-    kind, _, keys = spec.partition(":")
-    if kind != "window" or not keys.isdigit() or int(keys) < 1:
-        raise ValueError(f"a mask is none, causal or window:W with W >= 1 keys, not {spec!r}")
-    return True, int(keys)
+        return MaskSpec(causal=spec == "causal")
+    kind, *numbers = spec.split(":")
+    arity = {"window": 1, **MODEL_MASKS}.get(kind)
+    if len(numbers) != arity or not all(number.isdecimal() for number in numbers) or kind != "prefix" and int(numbers[0]) < 1:
+        raise ValueError(f"a mask is {MASK_FORMS} (W, K >= 1; P, G >= 0), not {spec!r}")
+    sizes = tuple(int(number) for number in numbers)
+    return MaskSpec(True, sizes[0]) if kind == "window" else MaskSpec(kind=kind, sizes=sizes)
 
 
 @dataclass(frozen=True)
@@ -143,19 +198,22 @@ class Settings:
 
     def working_bytes(self, method: str, t: int, backend: SDPBackend | None = None, mask: str | None = None) -> int:
         """Estimated bytes one call allocates on top of its inputs, output included (SDPA: that of ``backend``),
-        under ``mask`` (default: the first of ``masks``). SDPA's window mask, a T × T boolean, is counted too."""
-        masked = parse_mask(mask or self.masks[0])[0]
+        under ``mask`` (default: the first of ``masks``). A (T, T) boolean mask made for the run is counted too
+        (SDPA's window, a model's mask), and the float copy SDPA makes of a boolean mask (T² elements)."""
+        spec = parse_mask(mask or self.masks[0])
+        model = bool(spec.kind)  # every method gets a (T, T) boolean mask
         sizes = (self.batch, self.heads, t, self.d_head, self.torch_dtype)
+        sdpa_copy = (method == "sdpa" and spec.sdpa_masked) * t * t * self.torch_dtype.itemsize
         if method == "naive" or (method == "sdpa" and backend == SDPBackend.MATH):
             matrices = 2 if method == "naive" else 3  # math also keeps a scaled copy
-            return naive_working_bytes(*sizes, masked, matrices=matrices)
+            return naive_working_bytes(*sizes, spec.causal or model, matrices=matrices) + sdpa_copy
         if method == "tiled":
-            return tiled_working_bytes(*sizes, masked)
+            return tiled_working_bytes(*sizes, spec.causal or model, mask=model) + model * t * t
         # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
         # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
         scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
-        window = parse_mask(mask or self.masks[0])[1] is not None
-        return math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4 + scratch + window * t * t
+        output = math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4
+        return output + scratch + spec.sdpa_masked * t * t + sdpa_copy
 
 
 @dataclass(frozen=True)
@@ -163,7 +221,7 @@ class Point:
     """One method under one mask measured at one length T."""
 
     method: str
-    mask: str  # "none", "causal" or "window:W"
+    mask: str  # its spec (parse_mask): "none", "causal", "window:W", "documents:K", "prefix:P" or "global:W:G"
     T: int
     backend: str  # SDPA's kernel; "" for the others
     median_ms: float
@@ -224,8 +282,9 @@ def plan_runs(settings: Settings) -> tuple[dict[int, list[tuple[str, str]]], lis
         runs[t] = []
         for method in settings.methods:
             for mask in settings.masks:
-                causal, window = parse_mask(mask)
-                backend = sdpa_backend(stand_in, stand_in, stand_in, causal and window is None)
+                spec = parse_mask(mask)
+                given = torch.ones(1, 1, dtype=torch.bool, device=settings.device).expand(t, t) if spec.sdpa_masked else None
+                backend = sdpa_backend(stand_in, stand_in, stand_in, spec.causal and given is None, given)
                 needed = settings.input_bytes(t) + settings.matmul_bytes(t) + settings.working_bytes(method, t, backend, mask)
                 if needed > settings.memory_budget:
                     skipped.append(Skipped(method, t, needed, settings.memory_budget, mask))
@@ -240,16 +299,18 @@ def plan(settings: Settings) -> tuple[dict[int, list[str]], list[Skipped]]:
     return {t: [method for method, _ in pairs] for t, pairs in runs.items()}, skipped
 
 
-def runner(method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, window: int | None = None) -> Callable[[], Tensor]:
-    """One call of ``method`` on q, k, v (B, H, T, d); SDPA gets a window as a prepared (T, T) boolean mask."""
+def runner(
+    method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, window: int | None = None, mask: Tensor | None = None
+) -> Callable[[], Tensor]:
+    """One call of ``method`` on q, k, v (B, H, T, d) under the causal mask, a window or a (T, T) boolean ``mask``
+    (a model's); SDPA gets a window as a prepared (T, T) boolean mask."""
     if method == "naive":
-        return lambda: naive_attention(q, k, v, causal=causal, window=window)
-    if method == "sdpa" and window is not None:
-        allowed = window_mask(q.shape[-2], window, k.shape[-2], q.device)  # (Tq, Tk)
-        return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        return lambda: naive_attention(q, k, v, causal=causal, window=window, mask=mask)
     if method == "sdpa":
-        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    return lambda: tiled_attention(q, k, v, causal=causal, window=window)
+        if window is not None:
+            mask = window_mask(q.shape[-2], window, k.shape[-2], q.device)  # (Tq, Tk)
+        return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)
+    return lambda: tiled_attention(q, k, v, causal=causal, window=window, mask=mask)
 
 
 def matmul_block(rows: int, t_q: int, t_k: int, itemsize: int) -> int:
@@ -290,14 +351,18 @@ def measure_length(
     device = resolve_device(settings.device)
     generator = torch.Generator(device).manual_seed(t)
     q, k, v = (torch.randn(settings.shape(t), generator=generator, dtype=settings.torch_dtype, device=device) for _ in range(3))
-    calls = {(method, mask): runner(method, q, k, v, *parse_mask(mask)) for method, mask in runs}
+    specs = {mask: parse_mask(mask) for _, mask in runs}
+    models = {mask: spec.boolean(t, device) for mask, spec in specs.items()}  # (T, T) each, or None: made once a mask
+    calls = {
+        (method, mask): runner(method, q, k, v, specs[mask].causal, specs[mask].window, models[mask]) for method, mask in runs
+    }
     calls[MATMUL, "none"] = matmul_reference(q, k, v)
     backends, max_diff, warm_up = {}, {}, {}
-    for mask in dict.fromkeys(mask for _, mask in runs):
-        causal, window = parse_mask(mask)
-        allowed = None if window is None else window_mask(t, window, device=device)  # (T, T)
-        backends[mask] = sdpa_backend(q, k, v, causal and window is None, allowed)
-        reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and window is None)
+    for mask, spec in specs.items():
+        allowed = spec.sdpa_mask(t, device)  # (T, T) or None
+        is_causal = spec.causal and allowed is None
+        backends[mask] = sdpa_backend(q, k, v, is_causal, allowed)
+        reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=is_causal)
         for method, run_mask in runs:
             if run_mask == mask:  # the warm-up: its time (float() waits for CUDA) sets the calls per sample
                 started = time.perf_counter()
@@ -311,9 +376,8 @@ def measure_length(
     matmul_rate = full / timed[MATMUL, "none"].spread.min / 1e9
     points = []
     for method, mask in runs:
-        causal, window = parse_mask(mask)
         spread = timed[method, mask].spread
-        rate = attention_flops(settings.batch, settings.heads, t, settings.d_head, causal, window) / spread.median / 1e9
+        rate = full * specs[mask].pairs(t) / (t * t) / spread.median / 1e9  # FLOPs of the pairs the mask lets through
         points.append(
             Point(
                 method,

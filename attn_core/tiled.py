@@ -80,18 +80,25 @@ def block_sizes(rows: int, t_q: int, t_k: int, causal: bool = False) -> tuple[in
     return max(1, min(rows, TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
 
 
-def tiled_working_bytes(batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False) -> int:
+def tiled_working_bytes(
+    batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False, mask: bool = False
+) -> int:
     """What ``tiled_attention`` allocates on top of its inputs, at most (``causal``: under a causal or window
-    mask): the output; for a chunk of heads (block_sizes) the scaled (block_q, d) queries, the float32 running
-    state (a max, a sum and a (block_q, d) output), one (block_q, block_k) tile of float32 scores, a few per-row
-    temporaries and a float32 (block_q, d) product (for a part of the rows); with a mask, its tile as booleans
-    and as -inf / 0 floats; for other dtypes than float32 a tile's scores in that dtype and its values in
-    float32. Nothing but the output grows with T."""
+    mask; ``mask``: under a (T, T) boolean mask): the output; for a chunk of heads (block_sizes) the scaled
+    (block_q, d) queries, the float32 running state (a max, a sum and a (block_q, d) output), one (block_q, block_k)
+    tile of float32 scores, a few per-row temporaries and a float32 (block_q, d) product (for a part of the rows);
+    with a mask, its tile as booleans and as -inf / 0 floats (a boolean mask's for every head of the chunk, and the
+    next tile's made while the last one's is held); for other dtypes than float32 a tile's scores in that dtype and
+    its values in float32. Nothing but the output grows with T, except a boolean mask's classification (TileClasses,
+    made first): three T × T booleans, padded to whole tiles."""
     chunk, n, block = block_sizes(batch * heads, t, t, causal)
     converted = dtype != torch.float32  # scores and values are converted to float32 block by block
     per_row = d_head * (dtype.itemsize + 2 * 4) + block * (4 + converted * dtype.itemsize) + 8 * 4
     output = batch * heads * t * d_head * dtype.itemsize
-    return output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * n * block * 5
+    mask_tiles = 2 * chunk if mask else 1  # (c, n, bk) mask tiles, or one (n, bk) of the causal or window mask
+    working = output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * mask_tiles * n * block * 5
+    classes = 3 * (-(-t // n) * n) * (-(-t // block) * block) if mask else 0
+    return max(working, classes)
 
 
 @dataclass
@@ -211,6 +218,18 @@ class TileClasses:
         if not self.any[q_block][k_block]:
             return False
         return True if self.all[q_block][k_block] else None
+
+
+TILE_SKIPPED, TILE_PARTIAL, TILE_FULL = 0, 1, 2  # tile_classes' values
+
+
+def tile_classes(mask: Tensor, block_q: int, block_k: int) -> Tensor:
+    """(⌈Tq / block_q⌉, ⌈Tk / block_k⌉) int: how ``tiled_attention(..., mask=mask)`` with these blocks treats each
+    tile of a (..., Tq, Tk) boolean mask (True = may attend, shared by every head): TILE_SKIPPED where it hides every
+    entry, TILE_FULL where it hides none (computed without the mask), TILE_PARTIAL where the mask is applied."""
+    tiles = TileClasses(mask, *mask.shape[-2:], block_q, block_k)
+    seen, whole = torch.tensor(tiles.any), torch.tensor(tiles.all)  # (q blocks, k blocks) each
+    return torch.where(whole, TILE_FULL, torch.where(seen, TILE_PARTIAL, TILE_SKIPPED))
 
 
 HIDDEN = None  # KeyMasks.biases of a tile that every mask hides entirely: it is skipped

@@ -14,6 +14,7 @@ from attn_core.bench import REFERENCE_COMMAND, REFERENCE_FILE, main, reference_r
 from attn_core.sweep import (
     METHODS,
     TABLE_COLUMNS,
+    MaskSpec,
     Point,
     Progress,
     Settings,
@@ -80,10 +81,10 @@ def test_masks_flag_runs_every_method_under_each_mask():
 
 
 def test_mask_specs():
-    assert parse_mask("none") == (False, None) and parse_mask("causal") == (True, None)
-    assert parse_mask("window:256") == (True, 256)
+    assert parse_mask("none") == MaskSpec(False, None) and parse_mask("causal") == MaskSpec(True, None)
+    assert parse_mask("window:256") == MaskSpec(True, 256)
     for bad in ("window", "window:0", "window:-3", "sliding:4", "Causal"):
-        with pytest.raises(ValueError, match="none, causal or window:W"):
+        with pytest.raises(ValueError, match="none, causal, window:W"):
             parse_mask(bad)
     assert Settings(causal=True).masks == ("causal",) and Settings().masks == ("none",)
 

@@ -6,8 +6,19 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core.masks import document_mask, global_local_mask, prefix_lm_mask
+from attn_core import (
+    TILE_FULL,
+    TILE_PARTIAL,
+    TILE_SKIPPED,
+    document_mask,
+    global_local_mask,
+    prefix_lm_mask,
+    tile_classes,
+    window_mask,
+)
+from attn_core.sweep import METHODS, MaskSpec, Settings, measure_length, parse_mask, runner
 from attn_core.tiled import TileClasses, TileStats, tiled_attention
+from attn_core.timing import MIB, peak_bytes, sdpa_backend
 
 
 def by_definition(t: int, may_attend) -> torch.Tensor:
@@ -80,3 +91,74 @@ def test_tile_classes_follow_the_mask_over_every_head(shape):
     assert {None, True, False} <= {
         classes.seen(range(q, min(70, q + 16)), range(k, min(90, k + 32))) for q in range(0, 70, 16) for k in range(0, 90, 32)
     }  # every class occurs
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [document_mask([40, 24, 64], 130), prefix_lm_mask(50, 130), global_local_mask(130, 20, 3)],
+    ids=["document", "prefix_lm", "global_local"],
+)
+def test_tile_classes_are_what_tiled_attention_does(mask):
+    """Each tile is skipped where the mask hides all of it, full where it hides none, partial otherwise (the last,
+    shorter blocks included); tiled_attention with the same blocks computes the tiles not skipped and masks the
+    partial ones."""
+    block_q, block_k = 32, 16
+    classes = tile_classes(mask, block_q, block_k)
+    assert classes.shape == (5, 9)  # ⌈130 / 32⌉ × ⌈130 / 16⌉
+    for q_block, q_start in enumerate(range(0, 130, block_q)):
+        for k_block, k_start in enumerate(range(0, 130, block_k)):
+            tile = mask[q_start : q_start + block_q, k_start : k_start + block_k]
+            expected = TILE_FULL if tile.all() else TILE_PARTIAL if tile.any() else TILE_SKIPPED
+            assert classes[q_block, k_block] == expected
+    q, k, v = (torch.randn(1, 1, 130, 8) for _ in range(3))  # (B, H, T, d): one head, so a tile is one grid cell
+    stats = TileStats()
+    tiled_attention(q, k, v, mask=mask, block_q=block_q, block_k=block_k, stats=stats)
+    counts = {kind: int((classes == kind).sum()) for kind in (TILE_SKIPPED, TILE_PARTIAL, TILE_FULL)}
+    assert (stats.tiles, stats.skipped, stats.masked) == (classes.numel(), counts[TILE_SKIPPED], counts[TILE_PARTIAL])
+
+
+def test_model_mask_specs_build_their_masks_at_each_length():
+    """A "documents:K" mask splits T into K lengths at most one apart; P and G are cut to T; the pairs counted for FLOPs are
+    the mask's True entries."""
+    assert torch.equal(parse_mask("documents:3").boolean(10), document_mask([4, 3, 3], 10))
+    assert torch.equal(parse_mask("documents:16").boolean(8), document_mask([1] * 8, 8))  # K cut to T
+    assert torch.equal(parse_mask("prefix:4").boolean(10), prefix_lm_mask(4, 10))
+    assert torch.equal(parse_mask("prefix:99").boolean(10), prefix_lm_mask(10, 10))
+    assert torch.equal(parse_mask("global:3:2").boolean(10), global_local_mask(10, 3, 2))
+    assert torch.equal(parse_mask("global:3:2").sdpa_mask(10), global_local_mask(10, 3, 2))
+    assert torch.equal(parse_mask("window:3").sdpa_mask(10), window_mask(10, 3))
+    assert parse_mask("window:3").boolean(10) is None and parse_mask("causal").sdpa_mask(10) is None
+    assert parse_mask("documents:2").pairs(10) == 2 * (5 * 6 / 2) and parse_mask("causal").pairs(10) == 50
+    assert parse_mask("prefix:0") == MaskSpec(kind="prefix", sizes=(0,)) and parse_mask("global:8:0").sizes == (8, 0)
+    for bad in ("documents", "documents:0", "documents:x", "prefix:-1", "prefix:2:3", "global:4", "global:0:2", "global:4:²"):
+        with pytest.raises(ValueError, match="documents:K, prefix:P or global:W:G"):
+            parse_mask(bad)
+    with pytest.raises(ValueError):
+        Settings(masks=("documents:0",))
+
+
+def test_a_sweep_runs_every_method_under_a_model_mask_against_sdpa():
+    """Each method is given the same boolean mask, its output compared with SDPA's under it; GFLOP/s count the pairs
+    the mask lets through."""
+    settings = Settings(lengths=(64,), repeats=1, masks=("documents:4", "global:8:2"))
+    runs = [(method, mask) for method in METHODS for mask in settings.masks]
+    points = measure_length(settings, 64, runs, timer=lambda run, number: 0.002 * number)
+    assert [(p.method, p.mask) for p in points] == runs
+    for point in points:
+        assert point.max_diff < 1e-5
+        pairs = float(parse_mask(point.mask).boolean(64).sum())
+        assert point.gflops == pytest.approx(4 * 8 * 64 * pairs / (point.median_ms / 1000) / 1e9)
+
+
+@pytest.mark.parametrize("t", [512, 2048])
+@pytest.mark.parametrize("method", METHODS)
+def test_memory_estimate_under_a_model_mask_covers_the_measured_peak(method, t):
+    """With a boolean mask: naive negates it, SDPA makes a float copy of it, tiled classifies its tiles (three T × T
+    booleans, which pass its tiles' memory at long T) and masks a tile of every head of a chunk."""
+    settings = Settings(lengths=(t,), masks=("documents:4",))
+    q, k, v = (torch.randn(settings.shape(t)) for _ in range(3))
+    spec = parse_mask("documents:4")
+    call = runner(method, q, k, v, mask=spec.boolean(t))
+    measured = peak_bytes(call, torch.device("cpu"))
+    estimate = settings.working_bytes(method, t, sdpa_backend(q, k, v, False, spec.boolean(t)))
+    assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
