@@ -20,7 +20,17 @@ import torch
 
 from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
-from attn_core.sweep import TABLE_COLUMNS, Point, Progress, Settings, Stopped, describe_settings, fits, sweep
+from attn_core.sweep import (
+    TABLE_COLUMNS,
+    Point,
+    Progress,
+    Settings,
+    Stopped,
+    describe_settings,
+    fits,
+    parse_mask,
+    sweep,
+)
 from attn_core.tiled import TILE_BYTES, block_sizes
 from attn_core.timing import benchmark_timer, format_bytes
 from attn_core.tuning import tune, tuned
@@ -194,22 +204,51 @@ def slope_rows(sources: dict[str, list[Point]]) -> list[dict[str, str]]:
 
 def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) -> str:
     """What the score matrix and the tiled kernel's memory are made of, for ``settings`` at length ``t``: its blocks
-    (``block_sizes``) and workspace (``tiled_working_bytes`` less the output), which are the same at every long T."""
+    (``block_sizes``) and workspace (``tiled_working_bytes`` less the output), which are the same at every long T, but
+    for a model's mask, whose classification into tiles takes T × T booleans."""
     rows = settings.batch * settings.heads
     heads_at_once, block_q, block_k = block_sizes(rows, t, t, masked)
     output_bytes = math.prod(settings.shape(t)) * settings.torch_dtype.itemsize
-    workspace = settings.working_bytes("tiled", t) - output_bytes
+    model = bool(parse_mask(settings.masks[-1]).kind)
+    workspace = settings.working_bytes("tiled", t, mask=settings.masks[-1]) - output_bytes
     return (
         f"For B = {settings.batch}, H = {settings.heads}, d = {settings.d_head}, {settings.dtype}, mask: {mask_name}. "
         "The score matrix alone is B·H·T²·bytes. The tiled version's extra memory is its output (B·H·T·d) plus a "
-        f"workspace that does not grow with T: the B·H = {rows} heads go "
+        f"workspace{'' if model else ' that does not grow with T'}: the B·H = {rows} heads go "
         + ("all at once" if heads_at_once == rows else f"{heads_at_once} at a time")
         + f", each with a {block_q} × {block_k} tile of float32 scores "
         f"({format_bytes(4 * heads_at_once * block_q * block_k)} together, at most {format_bytes(TILE_BYTES)}) "
         f"and its {block_q} queries scaled, with their running max, sum and output"
         + ("; the mask's tile as booleans and as floats added to the scores" if masked else "")
         + (f"; each tile's scores in {settings.dtype} and its values in float32" if settings.dtype != "float32" else "")
-        + f": {format_bytes(workspace)} in all."
+        + (
+            "; and, growing like T², the model's T × T boolean mask, classified tile by tile before the run (three "
+            "T × T booleans, more than the rest at long T)"
+            if model
+            else ""
+        )
+        + f": {format_bytes(workspace)} in all{f' at T = {t:,}' if model else ''}."
+    )
+
+
+def dense_ratios(points: list[Point], spec: str) -> str:
+    """Each method's time under the mask ``spec`` over its time without a mask (dense), at the longest T measured
+    under both, and the share of query-key pairs the mask lets through there."""
+    medians = {(p.method, p.mask, p.T): p.median_ms for p in points}
+    both = [t for method, mask, t in medians if mask == spec and (method, "none", t) in medians]
+    if not both:
+        return "Nothing measured both with and without the mask yet: no ratio to dense."
+    t = max(both)
+    ratios = ", ".join(
+        f"{method} {medians[method, spec, t] / medians[method, 'none', t]:.2f}×"
+        for method, mask, at in medians
+        if mask == spec and at == t and (method, "none", t) in medians
+    )
+    share = parse_mask(spec).pairs(t) / (t * t)
+    return (
+        f"**Against dense**, at T = {t:,} ({spec} lets {share:.0%} of the query-key pairs through): {ratios} the time "
+        "without a mask. Tiled skips the tiles the mask hides; naive, and SDPA given a boolean mask (it skips blocks for "
+        "is_causal only), compute every pair and then mask."
     )
 
 

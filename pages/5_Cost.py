@@ -14,6 +14,7 @@ from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import (
     MEASURE,
     Measured,
+    dense_ratios,
     keep_results,
     point_tables,
     result_curves,
@@ -31,14 +32,26 @@ T_MAX_CHOICES = tuple(2**power for power in range(7, 21))  # 128 ... 1,048,576
 DEFAULT_T_MAX = 1024  # a sweep of a few seconds on a laptop
 D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
+MAX_DOCUMENTS, DEFAULT_PREFIX, MAX_GLOBAL, DEFAULT_GLOBAL = 64, 256, 1024, 16
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
-MASKS = {"none": "None", "causal": "Causal", "window": "Sliding window"}
+MASKS = {
+    "none": "None",
+    "causal": "Causal",
+    "window": "Sliding window",
+    "documents": "Packed documents",
+    "prefix": "Prefix LM",
+    "global": "Global + local",
+}
+MODEL_MASKS = ("documents", "prefix", "global")  # measured beside no mask (dense), as attn_core.sweep's specs say
 PARAMS = (
     Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
     Param("heads", 8, url_state.integer(1, MAX_HEADS)),
     Param("d_head", 64, url_state.nearest(D_HEAD_CHOICES)),
     Param("mask", "none", url_state.choice(MASKS)),
     Param("window", DEFAULT_WINDOW, url_state.integer(1, max(T_MAX_CHOICES))),
+    Param("documents", 4, url_state.integer(1, MAX_DOCUMENTS)),
+    Param("prefix", DEFAULT_PREFIX, url_state.integer(0, max(T_MAX_CHOICES))),
+    Param("global_tokens", DEFAULT_GLOBAL, url_state.integer(0, MAX_GLOBAL)),
     Param("dtype", "float32", url_state.choice(DTYPES)),
     Param("batch", 1, url_state.integer(1, 16)),
     Param("repeats", 3, url_state.integer(1, 20)),
@@ -76,8 +89,14 @@ with slides.controls:
     # with these two (interleaved loads, 12 pairs).
     st.selectbox("Head size d", D_HEAD_CHOICES, key="d_head")
     mask = st.radio("Mask", list(MASKS), format_func=MASKS.get, key="mask", horizontal=True)
-    if mask == "window":
+    if mask in ("window", "global"):
         st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
+    if mask == "documents":
+        st.number_input("Documents K", 1, MAX_DOCUMENTS, key="documents", help="K equal documents packed in the T tokens.")
+    if mask == "prefix":
+        st.number_input("Prefix P (tokens)", 0, max(T_MAX_CHOICES), key="prefix", help="Seen both ways; at most T.")
+    if mask == "global":
+        st.number_input("Global tokens G", 0, MAX_GLOBAL, key="global_tokens", help="The first G tokens see and are seen by all.")
     st.selectbox("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
     repeats = st.number_input("Repeats per point", 1, 20, key="repeats", help="Timed runs per method and length.")
     memory_gib = st.number_input(
@@ -98,13 +117,19 @@ if dtype not in supported_dtypes(device):
     )
     dtype = "float32"
 lengths = tuple(t for t in T_MAX_CHOICES if T_MIN <= t <= st.session_state["T_max"])
+spec = {  # the mask's spec (attn_core.sweep.parse_mask)
+    "window": f"window:{st.session_state['window']}",
+    "documents": f"documents:{st.session_state['documents']}",
+    "prefix": f"prefix:{st.session_state['prefix']}",
+    "global": f"global:{st.session_state['window']}:{st.session_state['global_tokens']}",
+}.get(mask, mask)
 settings = Settings(
     batch=batch,
     heads=st.session_state["heads"],
     d_head=st.session_state["d_head"],
     dtype=dtype,
     causal=mask == "causal",
-    masks=(f"window:{st.session_state['window']}" if mask == "window" else mask,),
+    masks=("none", spec) if mask in MODEL_MASKS else (spec,),
     device=device,
     lengths=lengths,
     repeats=repeats,
@@ -138,43 +163,54 @@ if slides.show(1):
     elif measured is not None and not measured.points:
         st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
     reference = reference_results()
-    shown_mask = settings.masks[0] if any(p.mask == settings.masks[0] for p in reference.points) else mask
-    sources = {"reference": [p for p in reference.points if p.mask.split(":")[0] == shown_mask.split(":")[0]]}
+    shown = [p for p in reference.points if p.mask.split(":")[0] == settings.masks[-1].split(":")[0]]
+    sources = {"reference": shown} if shown else {}
     if measured is not None and measured.points:
         sources["this server"] = list(measured.points)
-    keep_results(sources, reference, measured)
-    with row(2, extra_lines=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
-        options = {"x_title": "T", "log_x": True, "log_y": True}
-        time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
-        chart_block(
-            LINE_WIDTH, LINE_HEIGHT, series_lines, time_curves, y_title="median ms", title="Time per call (log-log)", **options
-        )
-        chart_block(
-            LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
-        )
-    st.markdown(slope_summary(sources))
-    if not presenting():  # a slide shows the charts and their slopes; every point is in the view's bundle
-        points = sources.get("this server", sources["reference"])
-        label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
-        # Made when opened: the slopes' table and three data grids of some 30 rows (14 columns in all). Their code (0.8 MB
-        # for the data grid alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
-        with st.expander(label, key="cost_points", on_change="rerun") as every_point:
-            if every_point.open:
-                st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
-                point_tables(points)
-        about = reference.machine
-        st.caption(
-            f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, torch {about['torch']}, "
-            f"{about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
-            + (f" This server: {measured.machine}." if "this server" in sources else "")
-            + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
-            "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
-            "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
-            "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
-            "% of matmul is GFLOP/s over matmul GFLOP/s (at most 100), the best rate at the same T of attention's two "
-            "matmuls with the same shapes (Q Kᵀ, then scores V, without the softmax), timed in turn with the methods "
-            "(interleaved), so both see the same load. Peak memory: what a call allocates on top of q, k, v."
-        )
+        if mask in MODEL_MASKS:
+            st.markdown(dense_ratios(measured.points, spec))
+    if not sources:
+        st.info(f"No reference results for this mask: press **{MEASURE}** to measure it here, beside no mask (dense).")
+    else:
+        keep_results(sources, reference, measured)
+        with row(2, extra_lines=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
+            options = {"x_title": "T", "log_x": True, "log_y": True}
+            time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
+            chart_block(
+                LINE_WIDTH,
+                LINE_HEIGHT,
+                series_lines,
+                time_curves,
+                y_title="median ms",
+                title="Time per call (log-log)",
+                **options,
+            )
+            chart_block(
+                LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
+            )
+        st.markdown(slope_summary(sources))
+        if not presenting():  # a slide shows the charts and their slopes; every point is in the view's bundle
+            points = sources.get("this server") or sources["reference"]
+            label = f"{'This server' if 'this server' in sources else 'Reference results'}: the fits and every point"
+            # Made when opened: the slopes' table and three data grids of some 30 rows (14 columns in all). Their code (0.8 MB
+            # for the data grid alone) took a new tab's first render 0.06-0.15 s longer (three runs of 12 interleaved loads).
+            with st.expander(label, key="cost_points", on_change="rerun") as every_point:
+                if every_point.open:
+                    st.table(pd.DataFrame(slope_rows(sources)), hide_index=True)
+                    point_tables(points)
+            about = reference.machine
+            st.caption(
+                f"Reference: {about['cpu']}, {about['cores']} cores, {about['torch_threads']} torch threads, "
+                f"torch {about['torch']}, {about['date']}, B=1, H=8, d=64, float32 (`{REFERENCE_COMMAND}` measures them anew)."
+                + (f" This server: {measured.machine}." if "this server" in sources else "")
+                + " Slopes are least-squares fits of log(value) on log(T) over the longer half of the lengths, where the T² "
+                "term dominates the fixed overheads (± its standard error): 2 means ∝ T², 1 means ∝ T. A point whose noise "
+                "(interquartile range) stays above 20% of its median after re-measuring is marked noisy and left out of the fit. "
+                "FLOPs count the query-key pairs the mask lets through: 4·B·H·T²·d without a mask (Q Kᵀ and A V). "
+                "% of matmul is GFLOP/s over matmul GFLOP/s (at most 100), the best rate at the same T of attention's two "
+                "matmuls with the same shapes (Q Kᵀ, then scores V, without the softmax), timed in turn with the methods "
+                "(interleaved), so both see the same load. Peak memory: what a call allocates on top of q, k, v."
+            )
 
 if slides.show(2):
     st.markdown(tiled_memory_note(settings, MASKS[mask].lower(), mask != "none", min(LONG_CONTEXTS.values())))
@@ -187,8 +223,8 @@ if slides.show(2):
                     "one T × T score matrix": format_bytes(
                         score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype)
                     ),
-                    "naive needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("naive", t)),
-                    "tiled needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("tiled", t)),
+                    "naive needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("naive", t, mask=spec)),
+                    "tiled needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("tiled", t, mask=spec)),
                 }
                 for name, t in LONG_CONTEXTS.items()
             ]
