@@ -24,6 +24,7 @@ import base64
 import io
 import json
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -667,3 +668,54 @@ def series_lines(
     }
     layers = [_layer({"type": "line"}, encoding), _layer({"type": "point", "filled": True, "size": 60}, encoding)]
     return _spec(f"lines: {title}", title, cells, "", layer=layers)
+
+
+# --- The tiled kernel's tile map of a mask (the Masking view's "Masks of today's models") ----------------------------
+# Written with Altair: the chart is built as an alt.Chart on the named dataset "cells" and returned as a dict, its
+# cells kept as a DataFrame like every builder's above.
+
+TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
+TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
+TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
+
+
+def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, side: int = TILE_MAP_SIDE, title: str = "") -> dict:
+    """A (T, T) mask's tiles as the tiled kernel treats them: ``classes[i][j]`` (one of TILE_CLASSES) is the tile of
+    query block i and key block j, ``block_q`` × ``block_k`` tokens (the last ones shorter, up to ``t``); a square
+    ``side`` pixels wide holds them all. Each block's axis label is its first token; hovering a tile names its queries,
+    keys and class."""
+    q_block, k_block = np.indices((len(classes), len(classes[0]))).reshape(2, -1)  # (tiles,) each, row-major
+
+    def spans(block: np.ndarray, size: int) -> list[str]:
+        return [f"{start}–{min(t, start + size) - 1}" for start in block * size]
+
+    cells = pd.DataFrame(
+        {
+            "q_block": q_block,
+            "k_block": k_block,
+            "class": np.asarray(classes, dtype=object).ravel(),
+            "queries": spans(q_block, block_q),
+            "keys": spans(k_block, block_k),
+        }
+    )
+    colour = alt.Color(
+        "class:N",
+        scale=alt.Scale(domain=list(TILE_CLASSES), range=list(TILE_COLOURS)),
+        title=None,
+        legend=alt.Legend(orient="bottom"),
+    )
+    chart = (
+        # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
+        alt.Chart(alt.NamedData("cells"), title=title, description=f"tile map: {title}")
+        .properties(width=alt.Step(side / len(classes[0])), height=alt.Step(side / len(classes)))
+        .mark_rect(stroke="white", strokeWidth=1)
+        .encode(
+            x=alt.X(
+                "k_block:O", axis=alt.Axis(title="keys", labelExpr=f"datum.value * {block_k}", labelAngle=0, labelOverlap=True)
+            ),
+            y=alt.Y("q_block:O", axis=alt.Axis(title="queries", labelExpr=f"datum.value * {block_q}", labelOverlap=True)),
+            color=colour,
+            tooltip=["queries:N", "keys:N", "class:N"],
+        )
+    )
+    return {**chart.to_dict(validate=False), "$schema": SCHEMA_URL, "config": CONFIG, "datasets": {"cells": cells}}

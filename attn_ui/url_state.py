@@ -137,6 +137,26 @@ def mask_grid(max_size: int) -> Callable[[str], str]:
     return parse
 
 
+def whole_numbers(text: str) -> list[int]:
+    """The whole numbers of a comma-separated list ("3, 4" → [3, 4]); ValueError if one is not."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError("expected whole numbers separated by commas") from None
+
+
+def lengths(max_count: int, max_each: int) -> Callable[[str], str]:
+    """Lengths such as "3,4": 1 to ``max_count`` whole numbers from 1 to ``max_each``, separated by commas."""
+
+    def parse(raw: str) -> str:
+        numbers = whole_numbers(raw)
+        if not 1 <= len(numbers) <= max_count or not all(1 <= n <= max_each for n in numbers):
+            raise ValueError(f"expected 1 to {max_count} whole numbers from 1 to {max_each}, separated by commas")
+        return raw
+
+    return parse
+
+
 def format_number(value: float) -> str:
     return f"{value:g}"
 

@@ -18,7 +18,7 @@ from attn_core import (
     weights_with_additive_mask,
 )
 from attn_core.examples import MASKING_SENTENCES
-from attn_ui import page, url_state
+from attn_ui import mask_tiles, page, url_state
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
@@ -43,6 +43,13 @@ PARAMS = (
     Param("step", 1, url_state.integer(1, MAX_TOKENS)),
     Param("window", MASKING_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
+    Param("model_mask", "documents", url_state.choice(mask_tiles.MODEL_MASKS)),
+    Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS)),
+    Param("prefix", 3, url_state.integer(0, MAX_TOKENS)),
+    Param("global_window", MASKING_WINDOW, url_state.integer(1, MAX_TOKENS)),
+    Param("n_global", 1, url_state.integer(0, MAX_TOKENS)),
+    Param("tile_t", 256, url_state.nearest(mask_tiles.TILE_LENGTHS)),
+    Param("tile_block", 32, url_state.nearest(mask_tiles.TILE_BLOCKS)),
 )
 SLIDES = (
     page.Section("Padding", "The batch, padded", parts=2),
@@ -50,6 +57,7 @@ SLIDES = (
     page.Section("Padded vs alone", "Padded or alone: the same outputs"),
     page.Section("Empty rows", "A row that sees nothing: NaN, 0 or uniform?"),
     page.Section("Bool vs additive", "Two conventions: boolean or additive"),
+    page.Section("Model masks", "Masks of today's models", parts=2),
 )
 
 page.setup(page.VIEWS[2], PARAMS)
@@ -239,5 +247,14 @@ if slides.show(5):
             help="Between the weights of the two conventions, over the whole batch.",
             width=METRIC_WIDTH,
         )
+
+if slides.show(6):
+    with slides.section_controls():
+        model_mask, sizes = mask_tiles.controls(t)
+    if slides.part(1):
+        stepped = step if model_mask in mask_tiles.STEPPED else None
+        mask_tiles.mask_on_tokens(model_mask, sizes, grid_labels, stepped, step_slider=slides.current == 6)
+    if slides.part(2):
+        mask_tiles.tile_map_row(model_mask, sizes, t, st.session_state["tile_t"], st.session_state["tile_block"])
 
 page.publish(PARAMS)

@@ -3,11 +3,15 @@ tile maps, the Cost view measuring them against dense, and links that keep their
 
 from __future__ import annotations
 
-from attn_core import document_mask
+import pytest
+import torch
+
+from attn_core import document_mask, tokenize
+from attn_core.examples import MASKING_SENTENCES
 from attn_core.sweep import Settings
 from attn_core.timing import format_bytes
-from attn_ui import measure
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from attn_ui import mask_tiles, measure
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
 COST = "pages/5_Cost.py"
 METHODS = ("naive", "sdpa", "tiled")
@@ -56,3 +60,104 @@ def test_cost_link_keeps_the_model_mask_parameters_and_reports_bad_ones():
     warning = " ".join(texts(at, "warning"))
     assert "prefix = “\\-5”" in warning and "documents = “zero”" in warning
     assert at.radio(key="mask").value == "prefix" and at.number_input(key="prefix").value == 256
+
+
+# --- Masking ---------------------------------------------------------------------------------
+
+MASKING = "pages/3_Masking.py"
+T = max(len(tokenize(sentence)) for sentence in MASKING_SENTENCES.split("|"))  # the default batch's padded length
+LINK = {"documents": "2,3", "prefix": "4", "global_window": "2", "n_global": "1", "tile_t": "128", "tile_block": "16"}
+
+
+def by_definition(kind: str, t: int, documents: list[int], prefix: int, window: int, n_global: int) -> torch.Tensor:
+    """(t, t) boolean: each mask written out from its definition, query i and key j."""
+    document = [d for d, n in enumerate(documents) for _ in range(n)] + [None] * (t - sum(documents))
+    rules = {
+        "documents": lambda i, j: document[i] is not None and document[i] == document[j] and j <= i,
+        "prefix": lambda i, j: j <= i or (i < prefix and j < prefix),
+        "global": lambda i, j: i - window < j <= i or i < n_global or j < n_global,
+    }
+    return torch.tensor([[rules[kind](i, j) for j in range(t)] for i in range(t)])
+
+
+def scaled_by_definition(kind: str, t: int) -> torch.Tensor:
+    """LINK's mask at the tile map's length: each size times tile_t / T, the documents by their ends."""
+    scale = int(LINK["tile_t"]) / T
+    ends = [round(end * scale) for end in (2, 5)]
+    documents = [ends[0], ends[1] - ends[0]]
+    return by_definition(kind, t, documents, round(4 * scale), max(1, round(2 * scale)), round(1 * scale))
+
+
+def tile_classes_by_definition(mask: torch.Tensor, size: int) -> dict[tuple[int, int], str]:
+    t = mask.shape[0]
+    found = {}
+    for q_block, q_start in enumerate(range(0, t, size)):
+        for k_block, k_start in enumerate(range(0, t, size)):
+            tile = mask[q_start : q_start + size, k_start : k_start + size]
+            found[q_block, k_block] = "full" if tile.all() else "partial" if tile.any() else "skipped"
+    return found
+
+
+def tile_map_classes(at) -> dict[tuple[int, int], str]:
+    rows = next(rows for rows in chart_frames(at) if rows and "class" in rows[0])
+    return {(row["q_block"], row["k_block"]): row["class"] for row in rows}
+
+
+@pytest.mark.parametrize("kind", ["documents", "prefix", "global"])
+def test_masking_shows_each_model_mask_and_its_tile_map(kind):
+    at = open_view(MASKING, slide="6", model_mask=kind, **LINK)
+    assert_clean(at)
+    expected = by_definition(kind, T, [2, 3], 4, 2, 1)
+    assert [torch.equal(matrix.bool(), expected) for matrix in heatmap_values(at, T, T)] == [True]
+    lead = next(text for text in texts(at, "markdown") if text.startswith("**"))
+    assert lead.startswith(f"**{mask_tiles.MODEL_MASKS[kind]}**")
+    t, size = int(LINK["tile_t"]), int(LINK["tile_block"])
+    classes = tile_classes_by_definition(scaled_by_definition(kind, t), size)
+    assert tile_map_classes(at) == classes
+    counted = {name: sum(value == name for value in classes.values()) for name in ("skipped", "full", "partial")}
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Tiles skipped"] == f"{counted['skipped'] / len(classes):.0%}"
+    assert metrics["Tiles masked"] == f"{counted['partial']} of {len(classes) - counted['skipped']}"
+    caption = next(text for text in texts(at, "caption") if "tiles;" in text)
+    assert caption.startswith(f"{counted['skipped']} skipped, {counted['full']} full and {counted['partial']} partial")
+    assert (kind in mask_tiles.STEPPED) == any(slider.key == "step" for slider in at.slider)  # causal: generation steps
+
+
+def test_the_generation_step_outlines_its_query_in_a_model_mask():
+    at = open_view(MASKING, slide="6", model_mask="prefix")
+    at.slider(key="step").set_value(5).run()
+    assert_clean(at)
+    rows = next(rows for rows in chart_frames(at) if rows and "highlight" in rows[0])
+    assert {row["row"] for row in rows if row["highlight"]} == {4}
+    assert at.query_params["step"] == "5"
+
+
+def test_a_masking_link_with_model_mask_parameters_reproduces_the_view():
+    at = open_view(MASKING, slide="6", model_mask="global")
+    at.slider(key="global_window").set_value(4).run()
+    at.slider(key="n_global").set_value(2).run()
+    at.selectbox(key="tile_t").set_value(512).run()
+    assert_clean(at)
+    link = {key: at.query_params[key] for key in ("model_mask", "global_window", "n_global", "tile_t", "slide")}
+    assert link == {"model_mask": "global", "global_window": "4", "n_global": "2", "tile_t": "512", "slide": "6"}
+    again = open_view(MASKING, **link)
+    assert_clean(again)
+    assert [torch.equal(matrix.bool(), by_definition("global", T, [], 0, 4, 2)) for matrix in heatmap_values(again, T, T)] == [
+        True
+    ]
+    assert tile_map_classes(again) == tile_map_classes(at) and len(tile_map_classes(again)) == (512 // 32) ** 2
+
+
+def test_bad_model_mask_values_in_a_link_are_reported_and_replaced():
+    at = open_view(MASKING, slide="6", model_mask="sparse", documents="0,2", prefix="99", tile_block="5")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    for problem in ("model_mask = “sparse”", "documents = “0,2”", "prefix = “99”", "tile_block = “5”"):
+        assert problem in warning
+    assert at.session_state["model_mask"] == "documents" and at.text_input(key="documents").value == "3,3"
+    assert [torch.equal(m.bool(), by_definition("documents", T, [3, 3], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]
+    # Documents longer than the batch are cut to it, and a tile too small for a long T becomes the smallest that fits.
+    at = open_view(MASKING, slide="6", documents="5,9", tile_t="1024", tile_block="8")
+    assert_clean(at)
+    assert [torch.equal(m.bool(), by_definition("documents", T, [5, T - 5], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]
+    assert at.selectbox(key="tile_block").value == 1024 // mask_tiles.MAX_TILES

@@ -54,6 +54,7 @@ CHARTS = {
         log_x=True,
         log_y=True,
     ),
+    "tile map": lambda: charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50, title="a mask's tiles"),
 }
 
 
@@ -261,3 +262,20 @@ def test_labelled_lines_keep_their_plot_height_under_a_long_legend():
         series_title="sentences",
     )
     assert spec["height"] == charts.PLOT_HEIGHT and spec["autosize"]["type"] == "fit-x"
+
+
+def test_a_tile_map_draws_each_tile_with_its_class_and_spans():
+    """A 50-token mask in 32 × 32 tiles: the last tiles are shorter; hovering a tile names its queries and keys."""
+    spec = as_spec(charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50))
+    rows = spec["datasets"]["cells"]
+    assert [(row["q_block"], row["k_block"], row["class"]) for row in rows] == [
+        (0, 0, "full"),
+        (0, 1, "skipped"),
+        (1, 0, "partial"),
+        (1, 1, "full"),
+    ]
+    assert [(row["queries"], row["keys"]) for row in rows][-1] == ("32–49", "32–49")
+    colours = spec["encoding"]["color"]["scale"]
+    assert dict(zip(colours["domain"], colours["range"], strict=True)) == dict(
+        zip(charts.TILE_CLASSES, charts.TILE_COLOURS, strict=True)
+    )

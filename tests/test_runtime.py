@@ -43,13 +43,6 @@ def test_the_loaded_modules_are_out_of_the_garbage_collectors_sight():
     assert not any(tracked is torch.nn.functional.softmax for tracked in gc.get_objects())
 
 
-def test_the_app_does_not_import_altair():
-    """Charts are plain Vega-Lite specs; importing Altair took half a second of the server's start."""
-    imports = "import sys, attn_ui.page, attn_ui.steps, attn_ui.measure, attn_ui.model; print('altair' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
-
-
 MAPPED_BLOCKS = """
 import ctypes, sys
 libc = ctypes.CDLL(None)

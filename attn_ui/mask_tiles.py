@@ -1,0 +1,219 @@
+"""The Masking view's masks of today's models: each on the batch's T positions, and its tile map at a longer length.
+
+The masks are attn_core's (document_mask, prefix_lm_mask, global_local_mask). The tile map shows the same mask at a
+longer length T, each of its sizes scaled in proportion, cut into block × block tiles classified by
+``attn_core.tile_classes`` as ``tiled_attention(q, k, v, mask=M)`` classifies them: skipped, full or partial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+import torch
+from torch import Tensor
+
+from attn_core import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, document_mask, global_local_mask, prefix_lm_mask, tile_classes
+from attn_ui import slide, url_state
+from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
+from attn_ui.draw import draw
+from attn_ui.inputs import escape_markdown
+from attn_ui.play import step_controls
+from attn_ui.steps import block, matrix_step, row
+
+MODEL_MASKS = {"documents": "Packed documents", "prefix": "Prefix LM", "global": "Global + local"}
+STEPPED = ("documents", "prefix")  # causal once past the prompt: a generation step applies
+ABOUT = {  # (the lead, shown on a slide too; the rest, left to the presenter's words)
+    "documents": (
+        "**Packed documents**: several documents packed in one row of T tokens, none padding, each seeing only itself.",
+        "Pretraining packs documents this way, and the block-diagonal causal mask keeps them from seeing each other: "
+        "Llama 3's report says it masks attention between the documents of a sequence; FlashAttention's "
+        "variable-length kernels (`flash_attn_varlen_func`) and FlexAttention's document masks do the same without a "
+        "T × T mask. Tokens after the last document are padding and see nothing.",
+    ),
+    "prefix": (
+        "**Prefix LM**: the first P tokens (a prompt) see each other both ways; the rest are generated causally.",
+        "Each token after the prefix sees the whole prefix and the tokens before it. T5's study compared this prefix "
+        "LM with encoder–decoders and causal decoders, UL2 trains with prefix-LM objectives, and PaliGemma attends to "
+        "its image and prompt this way.",
+    ),
+    "global": (
+        "**Global + local**: a sliding window of w keys, plus G global tokens that see, and are seen by, every token.",
+        "The window is causal here, as in a decoder; Longformer's and BigBird's reach both ways. Longformer makes "
+        "[CLS] and question tokens global, ETC and BigBird have global tokens of their own (BigBird adds random "
+        "links). The cost grows like T·(w + G), not T². Mistral 7B and Gemma 2's local layers use the window alone "
+        "(the sidebar's window mask).",
+    ),
+}
+FORMULAS = {
+    "documents": r"M_{ij} = [\,\mathrm{doc}(i) = \mathrm{doc}(j)\,] \wedge [\,j \le i\,]",
+    "prefix": r"M_{ij} = [\,j \le i\,] \vee [\,i < P \wedge j < P\,]",
+    "global": r"M_{ij} = [\,i - w < j \le i\,] \vee [\,i < G\,] \vee [\,j < G\,]",
+}
+MAX_DOCUMENTS = 8
+TILE_LENGTHS = (64, 128, 256, 512, 1024)  # the tile map's T
+TILE_BLOCKS = (8, 16, 32, 64, 128)  # tokens a side of a tile
+MAX_TILES = 32  # tiles a side of a tile map at most
+METRIC_WIDTH = 220  # pixels of the metrics beside the tile map
+TILE_MAP_FRAME = heatmap_frame(["0"], 1)  # pixels of a tile map's height besides its plot: as a heatmap's, numbered axes
+
+
+@dataclass(frozen=True)
+class MaskSizes:
+    """A model's mask in tokens: its documents' lengths, its prefix, its window and its global tokens."""
+
+    documents: tuple[int, ...]
+    prefix: int
+    window: int
+    n_global: int
+
+    def fitted(self, t: int) -> MaskSizes:
+        """Cut to ``t`` tokens: the documents that pass the end shortened or left out, the prefix and the global
+        tokens at most t."""
+        ends = [min(t, end) for end in torch.tensor(self.documents).cumsum(0).tolist()]
+        documents = [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]
+        return MaskSizes(tuple(documents), min(self.prefix, t), self.window, min(self.n_global, t))
+
+    def scaled(self, t_from: int, t: int) -> MaskSizes:
+        """Each size times t / t_from: the documents by their ends, the window at least 1 key."""
+        ends = [round(end * t / t_from) for end in torch.tensor(self.documents).cumsum(0).tolist()]
+        documents = [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]
+        scale = t / t_from
+        return MaskSizes(
+            tuple(documents), round(self.prefix * scale), max(1, round(self.window * scale)), round(self.n_global * scale)
+        )
+
+    def mask(self, kind: str, t: int) -> Tensor:
+        """The (t, t) boolean mask of ``kind`` (one of MODEL_MASKS) with these sizes, True where a query may attend."""
+        if kind == "documents":
+            return document_mask(list(self.documents), t)
+        if kind == "prefix":
+            return prefix_lm_mask(self.prefix, t)
+        return global_local_mask(t, self.window, self.n_global)
+
+    def describe(self, kind: str) -> str:
+        if kind == "documents":
+            return "documents of " + ", ".join(map(str, self.documents)) + " tokens"
+        if kind == "prefix":
+            return f"a prefix of P = {self.prefix}"
+        return f"a window of w = {self.window} and G = {self.n_global} global tokens"
+
+
+@dataclass(frozen=True)
+class TileCounts:
+    """What tiled attention computes of a mask cut into tiles."""
+
+    tiles: int
+    skipped: int  # hidden whole: never computed
+    full: int  # visible whole: computed without the mask
+    partial: int  # computed, then masked
+    computed_pairs: int  # query-key pairs in the tiles computed
+    visible_pairs: int  # pairs the mask lets through
+    pairs: int  # T²
+
+
+def tile_counts(mask: Tensor, size: int) -> tuple[list[list[str]], TileCounts]:
+    """The class of each tile (TILE_CLASSES' names) of a (T, T) mask in ``size`` × ``size`` tiles, and their counts."""
+    t = mask.shape[-1]
+    classes = tile_classes(mask, size, size)  # (q blocks, k blocks)
+    sides = torch.tensor([min(size, t - start) for start in range(0, t, size)])  # the tiles' lengths along an axis
+    tile_pairs = sides[:, None] * sides[None, :]  # (q blocks, k blocks)
+    counted = {kind: int((classes == kind).sum()) for kind in (TILE_SKIPPED, TILE_FULL, TILE_PARTIAL)}
+    counts = TileCounts(
+        classes.numel(),
+        counted[TILE_SKIPPED],
+        counted[TILE_FULL],
+        counted[TILE_PARTIAL],
+        int(tile_pairs[classes != TILE_SKIPPED].sum()),
+        int(mask.sum()),
+        t * t,
+    )
+    names = {TILE_SKIPPED: TILE_CLASSES[0], TILE_FULL: TILE_CLASSES[1], TILE_PARTIAL: TILE_CLASSES[2]}
+    return [[names[value] for value in line] for line in classes.tolist()], counts
+
+
+def controls(t: int) -> tuple[str, MaskSizes]:
+    """Draw the section's controls (where the caller is drawing) and return the mask's kind and sizes on ``t`` tokens."""
+    kind = st.segmented_control("Model's mask", list(MODEL_MASKS), format_func=MODEL_MASKS.get, key="model_mask", required=True)
+    if kind == "documents":
+        st.text_input(
+            "Document lengths",
+            key="documents",
+            help=f"Tokens of each document packed in the row, e.g. 3, 4 (at most {MAX_DOCUMENTS}); cut to the T tokens.",
+        )
+    if kind == "prefix":
+        url_state.keep_in("prefix", range(t + 1), min(st.session_state["prefix"], t))
+        st.slider("Prefix P", 0, t, key="prefix", help="Tokens seen both ways: a prompt.")
+    if kind == "global":
+        url_state.keep_in("global_window", range(1, t + 1), min(st.session_state["global_window"], t))
+        st.slider("Window w", 1, t, key="global_window", help="Keys each query sees: itself and the w − 1 before it.")
+        url_state.keep_in("n_global", range(t + 1), min(st.session_state["n_global"], t))
+        st.slider("Global tokens G", 0, t, key="n_global", help="The first G tokens see, and are seen by, every token.")
+    st.selectbox("Tile map's length T", TILE_LENGTHS, key="tile_t", format_func=lambda n: f"{n:,}")
+    blocks = [size for size in TILE_BLOCKS if st.session_state["tile_t"] // size <= MAX_TILES]
+    url_state.keep_in("tile_block", blocks, max(blocks[0], min(st.session_state["tile_block"], blocks[-1])))
+    st.selectbox("Tile size", blocks, key="tile_block", format_func=lambda n: f"{n} × {n}", help="block_q = block_k")
+    lengths = url_state.whole_numbers(st.session_state["documents"])  # checked by the Param: whole numbers from 1
+    sizes = MaskSizes(tuple(lengths), st.session_state["prefix"], st.session_state["global_window"], st.session_state["n_global"])
+    return kind, sizes.fitted(t)
+
+
+def mask_on_tokens(kind: str, sizes: MaskSizes, tokens: list[str], step: int | None, step_slider: bool) -> None:
+    """The mask on the batch's positions (sentence 1's tokens), with the generation step's query outlined where
+    ``step`` is given, and its slider where ``step_slider`` (another section may have drawn it)."""
+    lead, details = ABOUT[kind]
+    st.markdown(lead if slide.presenting() else f"{lead} {details}")
+    if step is not None and step_slider:
+        step_controls(len(tokens))
+    with row(1, lead_lines=4 if step_slider and step else 2):  # the lead, and the step's slider where it applies
+        matrix_step(
+            f"{MODEL_MASKS[kind]}: {sizes.describe(kind)}",
+            FORMULAS[kind],
+            sizes.mask(kind, len(tokens)).double(),
+            tokens,
+            tokens,
+            kind="mask",
+            row_title="query",
+            col_title="key",
+            highlight=None if step is None else step - 1,
+        )
+
+
+def tile_map_row(kind: str, sizes: MaskSizes, t_from: int, t: int, size: int) -> TileCounts:
+    """The mask at length ``t`` (its sizes scaled from ``t_from`` tokens) in ``size`` × ``size`` tiles: the tile map,
+    and beside it the share of the work saved."""
+    scaled = sizes.scaled(t_from, t)
+    classes, counts = tile_counts(scaled.mask(kind, t), size)
+    at_scale = escape_markdown(f"The same mask at T = {t:,}, each size × {t / t_from:.3g} ({scaled.describe(kind)}), ")
+    st.markdown(
+        at_scale
+        + f"in {size} × {size} tiles."
+        + (
+            ""
+            if slide.presenting()
+            else " Tiled attention skips a tile the mask hides whole, computes one it leaves whole without the mask, "
+            "and reads the mask only for the partial ones (FlexAttention's block mask)."
+        )
+    )
+    with row(1, aside=METRIC_WIDTH):
+        room = slide.slide_room()
+        side = TILE_MAP_SIDE if room is None else max(120, min(room.width, room.height - TILE_MAP_FRAME))
+        with block(side + 80):
+            draw(tile_map, classes, size, size, t, side=side, title=f"{kind} mask, T = {t:,}, {size} × {size} tiles")
+        with st.container(width=METRIC_WIDTH):
+            st.metric("Tiles skipped", f"{counts.skipped / counts.tiles:.0%}", help=f"{counts.skipped} of {counts.tiles} tiles")
+            st.metric(
+                "Pairs not computed",
+                f"{1 - counts.computed_pairs / counts.pairs:.0%}",
+                help=f"{counts.pairs - counts.computed_pairs:,} of the T² = {counts.pairs:,} query-key pairs",
+            )
+            st.metric(
+                "Tiles masked", f"{counts.partial} of {counts.tiles - counts.skipped}", help="Partial tiles of those computed"
+            )
+    if slide.presenting():  # a slide shows the tile map and its metrics
+        return counts
+    st.caption(
+        f"{counts.skipped} skipped, {counts.full} full and {counts.partial} partial of {counts.tiles} tiles; "
+        f"{counts.computed_pairs:,} of {counts.pairs:,} pairs computed, {counts.visible_pairs:,} of them visible."
+    )
+    return counts
