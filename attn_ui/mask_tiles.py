@@ -70,18 +70,18 @@ class MaskSizes:
     def fitted(self, t: int) -> MaskSizes:
         """Cut to ``t`` tokens: the documents that pass the end shortened or left out, the prefix and the global
         tokens at most t."""
-        ends = [min(t, end) for end in torch.tensor(self.documents).cumsum(0).tolist()]
-        documents = [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]
-        return MaskSizes(tuple(documents), min(self.prefix, t), self.window, min(self.n_global, t))
+        ends = [min(t, end) for end in self.ends()]
+        return MaskSizes(between(ends), min(self.prefix, t), self.window, min(self.n_global, t))
 
     def scaled(self, t_from: int, t: int) -> MaskSizes:
         """Each size times t / t_from: the documents by their ends, the window at least 1 key."""
-        ends = [round(end * t / t_from) for end in torch.tensor(self.documents).cumsum(0).tolist()]
-        documents = [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]
         scale = t / t_from
-        return MaskSizes(
-            tuple(documents), round(self.prefix * scale), max(1, round(self.window * scale)), round(self.n_global * scale)
-        )
+        documents = between([round(end * scale) for end in self.ends()])
+        return MaskSizes(documents, round(self.prefix * scale), max(1, round(self.window * scale)), round(self.n_global * scale))
+
+    def ends(self) -> list[int]:
+        """Where each document ends: the position after its last token."""
+        return torch.tensor(self.documents).cumsum(0).tolist()
 
     def mask(self, kind: str, t: int) -> Tensor:
         """The (t, t) boolean mask of ``kind`` (one of MODEL_MASKS) with these sizes, True where a query may attend."""
@@ -97,6 +97,11 @@ class MaskSizes:
         if kind == "prefix":
             return f"a prefix of P = {self.prefix}"
         return f"a window of w = {self.window} and G = {self.n_global} global tokens"
+
+
+def between(ends: list[int]) -> tuple[int, ...]:
+    """The lengths of the documents ending at ``ends`` (the first starting at 0), those left empty left out."""
+    return tuple(end - start for start, end in zip([0, *ends], ends, strict=False) if end > start)
 
 
 @dataclass(frozen=True)
@@ -201,10 +206,11 @@ def tile_map_row(kind: str, sizes: MaskSizes, t_from: int, t: int, size: int) ->
         with block(side + 80):
             draw(tile_map, classes, size, size, t, side=side, title=f"{kind} mask, T = {t:,}, {size} × {size} tiles")
         with st.container(width=METRIC_WIDTH):
-            st.metric("Tiles skipped", f"{counts.skipped / counts.tiles:.0%}", help=f"{counts.skipped} of {counts.tiles} tiles")
+            skipped = 100 * counts.skipped / counts.tiles
+            st.metric("Tiles skipped (%)", f"{skipped:.0f}", help=f"{counts.skipped} of {counts.tiles} tiles")
             st.metric(
-                "Pairs not computed",
-                f"{1 - counts.computed_pairs / counts.pairs:.0%}",
+                "Pairs not computed (%)",
+                f"{100 - 100 * counts.computed_pairs / counts.pairs:.0f}",
                 help=f"{counts.pairs - counts.computed_pairs:,} of the T² = {counts.pairs:,} query-key pairs",
             )
             st.metric(

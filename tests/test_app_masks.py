@@ -116,7 +116,9 @@ def test_masking_shows_each_model_mask_and_its_tile_map(kind):
     assert tile_map_classes(at) == classes
     counted = {name: sum(value == name for value in classes.values()) for name in ("skipped", "full", "partial")}
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Tiles skipped"] == f"{counted['skipped'] / len(classes):.0%}"
+    assert metrics["Tiles skipped (%)"] == f"{100 * counted['skipped'] / len(classes):.0f}"
+    computed = sum(min(size, t - q * size) * min(size, t - k * size) for (q, k), name in classes.items() if name != "skipped")
+    assert metrics["Pairs not computed (%)"] == f"{100 - 100 * computed / t**2:.0f}"
     assert metrics["Tiles masked"] == f"{counted['partial']} of {len(classes) - counted['skipped']}"
     caption = next(text for text in texts(at, "caption") if "tiles;" in text)
     assert caption.startswith(f"{counted['skipped']} skipped, {counted['full']} full and {counted['partial']} partial")
