@@ -17,9 +17,7 @@ from attn_core.toy import embed_tokens, qkv_projections
 
 PAD = "[PAD]"
 MASK_KINDS = ("causal", "padding", "both", "custom", "window")
-MASKING_WINDOW = 3  # keys a query sees under the "window" kind by default: itself and the two before it
-MASKING_D_MODEL = 16  # model width C of the toy embeddings in the Masking view
-MASKING_D_K = 8  # head size of the Masking view
+TOY_D_MODEL, TOY_D_K = 16, 8  # the toy head's model width C and head size: small enough to print every matrix
 LARGE_NEGATIVE = -1e9  # the "large negative number" some code fills masked scores with
 
 
@@ -30,7 +28,7 @@ def pad_batch(sentences: list[list[str]]) -> tuple[list[list[str]], list[int]]:
     return padded, [len(tokens) for tokens in sentences]
 
 
-def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None, window: int = MASKING_WINDOW) -> Tensor:
+def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None, window: int = 3) -> Tensor:
     """The boolean mask of one kind of MASK_KINDS, broadcastable to (B, t, t).
 
     ``custom`` is a (t, t) boolean grid, used as it is by the "custom" kind. "window" keeps the last
@@ -60,11 +58,11 @@ class MaskedBatch:
     kind: str  # one of MASK_KINDS
     mask: Tensor  # bool, broadcastable to (B, T, T); True = may attend
     steps: AttentionSteps  # every tensor with a leading B
-    window: int = MASKING_WINDOW  # keys per query under the "window" kind
+    window: int = 3  # keys per query under the "window" kind
 
 
 def masked_batch_attention(
-    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0, window: int = MASKING_WINDOW
+    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0, window: int = 3
 ) -> MaskedBatch:
     """Pad the sentences, build the mask and run self-attention on the toy embeddings.
 
@@ -73,9 +71,9 @@ def masked_batch_attention(
     """
     tokens, lengths = pad_batch(sentences)
     t = len(tokens[0])
-    x = torch.stack([embed_tokens(row, MASKING_D_MODEL, seed) for row in tokens])  # (B, T, C)
+    x = torch.stack([embed_tokens(row, TOY_D_MODEL, seed) for row in tokens])  # (B, T, C)
     mask = build_mask(kind, lengths, t, custom, window)  # (T, T) or (B, T, T)
-    w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, seed)
+    w_q, w_k, w_v = qkv_projections(TOY_D_MODEL, TOY_D_K, seed)
     return MaskedBatch(tokens, lengths, kind, mask, self_attention(x, w_q, w_k, w_v, mask=mask), window)
 
 

@@ -13,7 +13,8 @@ import streamlit as st
 import torch
 from torch import Tensor
 
-from attn_core import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, document_mask, global_local_mask, prefix_lm_mask, tile_classes
+from attn_core import document_mask, global_local_mask, prefix_lm_mask, tile_classes
+from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED
 from attn_ui import slide, url_state
 from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
 from attn_ui.draw import draw

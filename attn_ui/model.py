@@ -8,16 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_core import (
-    Coreference,
-    MiniLM,
-    ModelIntegrityError,
-    ModelUnavailableError,
-    WordAcrossContexts,
-    coreference,
-    word_across_contexts,
-)
-from attn_core.real_model import MODEL_NAME, RealRun
+from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
+from attn_core.real_model import MODEL_NAME, Coreference, RealRun, WordAcrossContexts, coreference, word_across_contexts
 
 # Shown only while the model loads (about 1 s from the disk). On a server without its files (Streamlit Community Cloud
 # installs requirements.txt only) the first load downloads them; the other views are not held up.

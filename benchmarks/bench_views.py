@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from attn_core import dot_product_variance, softmax_saturation  # noqa: E402
+from attn_core.scaling import dot_product_variance, softmax_saturation  # noqa: E402
 
 VIEWS = ("pages/2_Scaling.py", "pages/3_Masking.py", "pages/4_Multi_head.py")
 RERUNS = 5

@@ -2,17 +2,11 @@
 
 import streamlit as st
 
-from attn_core import (
-    FIXED_SIZES,
-    PRESETS,
-    available_devices,
-    build_real_walkthrough,
-    build_walkthrough,
-    last_word,
-    sdpa_difference,
-)
+from attn_core import available_devices, sdpa_difference
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS, WIDTH
+from attn_core.text import last_word
+from attn_core.walkthrough import FIXED_SIZES, PRESETS, build_real_walkthrough, build_walkthrough
 from attn_ui import page, url_state
 from attn_ui.inputs import escape_markdown, fixed_size, model_tokens, tokens_from_text
 from attn_ui.model import load_model

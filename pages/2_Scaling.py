@@ -6,18 +6,19 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attn_core import (
+from attn_core import entropy
+from attn_core.examples import DEFAULT_SENTENCE, TEMPERATURE_LOGITS
+from attn_core.scaling import (
     D_K_VALUES,
+    SATURATION_SAMPLES,
     SCALE_STEPS,
+    VARIANCE_SAMPLES,
     dot_product_variance,
-    entropy,
     normalized_entropy,
     sentence_attention,
     softmax_at_scale,
     softmax_saturation,
 )
-from attn_core.examples import DEFAULT_SENTENCE, TEMPERATURE_LOGITS
-from attn_core.scaling import SATURATION_SAMPLES, VARIANCE_SAMPLES
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines
 from attn_ui.inputs import tokens_from_text

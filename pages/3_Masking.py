@@ -4,20 +4,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attn_core import (
+from attn_core import additive_mask, padding_mask
+from attn_core.examples import MASKING_SENTENCES
+from attn_core.masking import (
     LARGE_NEGATIVE,
     MASK_KINDS,
-    MASKING_WINDOW,
     PAD,
-    additive_mask,
     compare_fills,
     difference_from_alone,
     masked_batch_attention,
     pad_batch,
-    padding_mask,
     weights_with_additive_mask,
 )
-from attn_core.examples import MASKING_SENTENCES
 from attn_ui import mask_tiles, page, url_state
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
@@ -29,6 +27,7 @@ from attn_ui.url_state import Param
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
+DEFAULT_WINDOW = 3  # keys a query sees under the window masks: itself and the two before it
 METRIC_WIDTH = 220  # pixels of a metric beside charts
 MASK_LABELS = {
     "causal": "Causal (look-ahead)",
@@ -41,12 +40,12 @@ PARAMS = (
     Param("text", MASKING_SENTENCES, url_state.text),
     Param("mask", "causal", url_state.choice(MASK_KINDS)),
     Param("step", 1, url_state.integer(1, MAX_TOKENS)),
-    Param("window", MASKING_WINDOW, url_state.integer(1, MAX_TOKENS)),
+    Param("window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
     Param("model_mask", "documents", url_state.choice(mask_tiles.MODEL_MASKS)),
     Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS)),
     Param("prefix", 3, url_state.integer(0, MAX_TOKENS)),
-    Param("global_window", MASKING_WINDOW, url_state.integer(1, MAX_TOKENS)),
+    Param("global_window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param("n_global", 1, url_state.integer(0, MAX_TOKENS)),
     Param("tile_t", 256, url_state.nearest(mask_tiles.TILE_LENGTHS)),
     Param("tile_block", 32, url_state.nearest(mask_tiles.TILE_BLOCKS)),
@@ -60,7 +59,7 @@ SLIDES = (
     page.Section("Model masks", "Masks of today's models", parts=2),
 )
 
-page.setup(page.VIEWS[2], PARAMS)
+values = page.setup(page.VIEWS[2], PARAMS)
 slides = page.Slides(
     SLIDES,
     "Masking: what each query may see",
@@ -80,7 +79,7 @@ with slides.controls:
     if kind == "window":
         st.slider("Window w", 1, MAX_TOKENS, key="window", help="Keys each query sees: itself and the w − 1 before it.")
 
-sentences = sentences_from_text(st.session_state["text"], MAX_SENTENCES, MAX_TOKENS, MASKING_SENTENCES)
+sentences = sentences_from_text(values.text, MAX_SENTENCES, MAX_TOKENS, MASKING_SENTENCES)
 tokens, lengths = pad_batch(sentences)
 n_sentences, t = len(tokens), len(tokens[0])
 positions = [str(i + 1) for i in range(t)]
@@ -120,7 +119,7 @@ if slides.show(1):
                 "so attn_core gives it weights 0 and context 0 (section 4)."
             )
         elif kind == "window":
-            w = st.session_state["window"]
+            w = values.window
             st.markdown(
                 f"A **sliding-window** (local) mask is causal and also forgets: each query sees only the last w = {w} keys, "
                 f"itself included, and none of the {PAD}s. A row costs w dot products instead of up to T, so attention's "
@@ -140,7 +139,7 @@ if slides.show(1):
             )
             custom = mask_grid(grid_labels)
 
-batch = masked_batch_attention(sentences, kind, custom, window=st.session_state["window"])
+batch = masked_batch_attention(sentences, kind, custom, window=values.window)
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
@@ -255,6 +254,6 @@ if slides.show(6):
         stepped = step if model_mask in mask_tiles.STEPPED else None
         mask_tiles.mask_on_tokens(model_mask, sizes, grid_labels, stepped, step_slider=slides.current == 6)
     if slides.part(2):
-        mask_tiles.tile_map_row(model_mask, sizes, t, st.session_state["tile_t"], st.session_state["tile_block"])
+        mask_tiles.tile_map_row(model_mask, sizes, t, values.tile_t, values.tile_block)
 
 page.publish(PARAMS)

@@ -7,19 +7,17 @@ import streamlit as st
 import torch
 
 from attn_core import (
-    MAX_HEADS,
     check_head_count,
     embed_tokens,
     head_metrics,
     multi_head_attention,
     multi_head_projections,
-    nearest_head_counts,
-    pairs_by_similarity,
     pattern_similarity,
     sinusoidal,
-    torch_mha_difference,
 )
 from attn_core.examples import COREFERENCE_SENTENCES
+from attn_core.heads import pairs_by_similarity
+from attn_core.multihead import MAX_HEADS, nearest_head_counts, torch_mha_difference
 from attn_ui import page, url_state
 from attn_ui.inputs import tokens_from_text
 from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps

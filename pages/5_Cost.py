@@ -67,7 +67,7 @@ SLIDES = (
     page.Section("Online softmax", "Online softmax, one query row block by block", parts=2),
 )
 
-page.setup(page.COST, PARAMS)
+values = page.setup(page.COST, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Cost: time and memory against T",
@@ -110,23 +110,23 @@ with slides.controls:
     time_budget = st.number_input("Time budget (s)", 0.01, 300.0, key="time_budget")
     run_pressed = st.button(MEASURE, key="run", type="primary")
 
-dtype = st.session_state["dtype"]
+dtype = values.dtype
 if dtype not in supported_dtypes(device):
     st.warning(
         f"{dtype} is not supported on {device} here ({', '.join(supported_dtypes(device))} are); measuring float32 instead."
     )
     dtype = "float32"
-lengths = tuple(t for t in T_MAX_CHOICES if T_MIN <= t <= st.session_state["T_max"])
+lengths = tuple(t for t in T_MAX_CHOICES if T_MIN <= t <= values.T_max)
 spec = {  # the mask's spec (attn_core.sweep.parse_mask)
-    "window": f"window:{st.session_state['window']}",
-    "documents": f"documents:{st.session_state['documents']}",
-    "prefix": f"prefix:{st.session_state['prefix']}",
-    "global": f"global:{st.session_state['window']}:{st.session_state['global_tokens']}",
+    "window": f"window:{values.window}",
+    "documents": f"documents:{values.documents}",
+    "prefix": f"prefix:{values.prefix}",
+    "global": f"global:{values.window}:{values.global_tokens}",
 }.get(mask, mask)
 settings = Settings(
     batch=batch,
-    heads=st.session_state["heads"],
-    d_head=st.session_state["d_head"],
+    heads=values.heads,
+    d_head=values.d_head,
     dtype=dtype,
     causal=mask == "causal",
     masks=("none", spec) if mask in MODEL_MASKS else (spec,),
@@ -240,7 +240,7 @@ if slides.show(3):
     )
     left, right = st.columns(2)
     t_walk = left.slider("Keys T", 2, 32, key="walk_t")
-    url_state.keep_in("walk_block", range(1, t_walk + 1), min(st.session_state["walk_block"], t_walk))
+    url_state.keep_in("walk_block", range(1, t_walk + 1), min(values.walk_block, t_walk))
     block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)
     if slides.part(1):

@@ -6,17 +6,20 @@ from contextlib import nullcontext
 import pandas as pd
 import streamlit as st
 
-from attn_core import (
+from attn_core import entropy
+from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
+from attn_core.real_model import (
+    MAX_TOKENS,
+    MODEL_NAME,
+    N_HEADS,
+    N_LAYERS,
     closest_heads,
-    entropy,
     head_entropy,
     head_similarity,
-    last_word,
     previous_token_share,
     visible_positions,
 )
-from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
-from attn_core.real_model import MAX_TOKENS, MODEL_NAME, N_HEADS, N_LAYERS
+from attn_core.text import last_word
 from attn_ui import page, slide, url_state
 from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
 from attn_ui.draw import draw

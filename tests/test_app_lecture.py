@@ -10,7 +10,9 @@ import torch
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
 
-from attn_core import FIXED_SIZES, masked_batch_attention, tokenize
+from attn_core import tokenize
+from attn_core.masking import masked_batch_attention
+from attn_core.walkthrough import FIXED_SIZES
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
 from attn_ui.slide import VIEWPORT_KEY

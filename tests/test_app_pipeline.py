@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attn_core import PRESETS, build_walkthrough, tokenize
+from attn_core import tokenize
 from attn_core.examples import DEFAULT_SENTENCE
+from attn_core.walkthrough import PRESETS, build_walkthrough
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, heatmap_values, open_view, texts
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from attn_core import MiniLM, closest_heads, head_similarity
+from attn_core import MiniLM
 from attn_core.examples import COREFERENCE_SENTENCES
+from attn_core.real_model import closest_heads, head_similarity
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
 from attn_ui.charts import weight_colours
 from tests.conftest import assert_clean, chart_frames, chart_headings, open_all, open_view, texts

@@ -8,16 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from attn_core import (
-    D_K_VALUES,
-    dot_product_variance,
-    entropy,
-    masked_batch_attention,
-    sentence_attention,
-    softmax_saturation,
-    tokenize,
-)
+from attn_core import entropy, tokenize
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
+from attn_core.masking import masked_batch_attention
+from attn_core.scaling import D_K_VALUES, dot_product_variance, sentence_attention, softmax_saturation
 from attn_ui.mask_grid import editor_key
 from attn_ui.url_state import mask_to_text
 from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_all, open_view, texts

@@ -6,18 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core import (
-    TILE_FULL,
-    TILE_PARTIAL,
-    TILE_SKIPPED,
-    document_mask,
-    global_local_mask,
-    prefix_lm_mask,
-    tile_classes,
-    window_mask,
-)
+from attn_core import document_mask, global_local_mask, prefix_lm_mask, tile_classes, window_mask
 from attn_core.sweep import METHODS, MaskSpec, Settings, measure_length, parse_mask, runner
-from attn_core.tiled import TileClasses, TileStats, tiled_attention
+from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, TileClasses, TileStats, tiled_attention
 from attn_core.timing import MIB, peak_bytes, sdpa_backend
 
 

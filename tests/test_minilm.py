@@ -13,17 +13,10 @@ import pytest
 import torch
 from transformers import BertModel, BertTokenizerFast
 
-from attn_core import (
-    MiniLM,
-    ModelIntegrityError,
-    ModelUnavailableError,
-    build_real_walkthrough,
-    coreference,
-    head_similarity,
-    word_across_contexts,
-)
+from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
 from attn_core.examples import CONTEXT_SENTENCES, COREFERENCE_SENTENCES
-from attn_core.real_model import files
+from attn_core.real_model import coreference, files, head_similarity, word_across_contexts
+from attn_core.walkthrough import build_real_walkthrough
 from benchmarks import stand_ins
 from tests.conftest import ROOT
 

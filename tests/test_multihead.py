@@ -15,13 +15,11 @@ from attn_core import (
     head_metrics,
     multi_head_attention,
     multi_head_projections,
-    nearest_head_counts,
     padding_mask,
-    pairs_by_similarity,
     pattern_similarity,
-    torch_mha_difference,
 )
-from attn_core.multihead import head_weights
+from attn_core.heads import pairs_by_similarity
+from attn_core.multihead import head_weights, nearest_head_counts, torch_mha_difference
 
 
 def random_inputs(batch: int, t: int, d_model: int, dtype=torch.float64, device="cpu"):

@@ -7,33 +7,33 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core import (
-    D_K_VALUES,
+from attn_core import additive_mask, causal_mask, entropy, tokenize
+from attn_core.masking import (
     MASK_KINDS,
     PAD,
-    SCALE_STEPS,
-    additive_mask,
+    TOY_D_K,
+    TOY_D_MODEL,
     build_mask,
-    build_walkthrough,
-    causal_mask,
     compare_fills,
     difference_from_alone,
-    dot_product_variance,
-    entropy,
-    jacobian_norm,
     masked_batch_attention,
-    normalized_entropy,
     pad_batch,
+    weights_with_additive_mask,
+)
+from attn_core.masks import window_mask
+from attn_core.scaling import (
+    D_K_VALUES,
+    SCALE_STEPS,
+    dot_product_variance,
+    jacobian_norm,
+    normalized_entropy,
     sentence_attention,
     softmax_at_scale,
     softmax_jacobian,
     softmax_saturation,
-    tokenize,
-    weights_with_additive_mask,
 )
-from attn_core.masking import MASKING_D_K, MASKING_D_MODEL, MASKING_WINDOW
-from attn_core.masks import window_mask
 from attn_core.toy import embed_tokens, qkv_projections
+from attn_core.walkthrough import build_walkthrough
 
 # Softmax temperature (source 003).
 LOGITS = [0.1, 0.4, -0.9, 0.02, 0.35, -0.62]
@@ -163,7 +163,7 @@ def test_build_mask_kinds():
     assert window[0].int().tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]  # the last two keys, itself included
 
 
-@pytest.mark.parametrize("window", [1, 2, MASKING_WINDOW, 50])
+@pytest.mark.parametrize("window", [1, 2, 3, 50])
 def test_window_outputs_see_only_the_last_w_tokens(window):
     """Padded or alone, each real token's context comes from itself and the window - 1 tokens before it."""
     batch = masked_batch_attention(SENTENCES, "window", window=window)
@@ -173,8 +173,8 @@ def test_window_outputs_see_only_the_last_w_tokens(window):
         for i in range(length):
             seen = weights[b, i].nonzero().flatten().tolist()
             assert seen == list(range(max(0, i - window + 1), i + 1))
-    w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, 0)
-    x = embed_tokens(SENTENCES[0], MASKING_D_MODEL, 0)  # (L, C)
+    w_q, w_k, w_v = qkv_projections(TOY_D_MODEL, TOY_D_K, 0)
+    x = embed_tokens(SENTENCES[0], TOY_D_MODEL, 0)  # (L, C)
     local = window_mask(len(SENTENCES[0]), window)
     alone = F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, attn_mask=local)
     assert torch.allclose(batch.steps.context[0, : len(SENTENCES[0])], alone, atol=1e-6)
@@ -186,12 +186,12 @@ def test_window_outputs_see_only_the_last_w_tokens(window):
 @pytest.mark.parametrize("kind", ["causal", "padding", "both"])
 def test_padded_outputs_equal_unpadded_ones_for_real_tokens(kind):
     batch = masked_batch_attention(SENTENCES, kind)
-    assert batch.steps.context.shape == (3, 7, MASKING_D_K)
+    assert batch.steps.context.shape == (3, 7, TOY_D_K)
     assert max(difference_from_alone(batch)) < 1e-6
     # Independently: each sentence alone through PyTorch's own attention.
-    w_q, w_k, w_v = qkv_projections(MASKING_D_MODEL, MASKING_D_K, 0)
+    w_q, w_k, w_v = qkv_projections(TOY_D_MODEL, TOY_D_K, 0)
     for b, tokens in enumerate(SENTENCES):
-        x = embed_tokens(tokens, MASKING_D_MODEL, 0)  # (L, C)
+        x = embed_tokens(tokens, TOY_D_MODEL, 0)  # (L, C)
         alone = F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, is_causal=kind != "padding")
         assert torch.allclose(batch.steps.context[b, : len(tokens)], alone, atol=1e-6)
 

@@ -3,16 +3,8 @@
 import pytest
 import torch
 
-from attn_core import (
-    PRESETS,
-    build_walkthrough,
-    embed_tokens,
-    qkv_projections,
-    rope,
-    sdpa_difference,
-    sinusoidal,
-    tokenize,
-)
+from attn_core import embed_tokens, qkv_projections, rope, sdpa_difference, sinusoidal, tokenize
+from attn_core.walkthrough import PRESETS, build_walkthrough
 
 
 @pytest.mark.parametrize(
