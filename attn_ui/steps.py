@@ -263,14 +263,31 @@ def thumbnails_size(layers: int) -> dict:
 
 
 def score_steps(
-    steps: AttentionSteps, b: int, queries: list[str], keys: list[str], scale_text: str, shown: slice = slice(None)
+    steps: AttentionSteps,
+    b: int,
+    queries: list[str],
+    keys: list[str],
+    scale_text: str,
+    shown: slice = slice(None),
+    *,
+    masked: bool = False,
+    highlight: int | None = None,
+    max_width: int = SCORE_WIDTH,
 ) -> None:
     """Scores, scaled scores and weights of batch item ``b``, or the ``shown`` slice of them, as blocks of the row
     they are drawn in (``steps`` may have a head dimension after the batch one: ``b`` then picks a (batch, head)
-    pair, e.g. ``(0, 2)``)."""
+    pair, e.g. ``(0, 2)``). ``masked``: the scaled scores are titled as masked; ``highlight`` outlines a query's row."""
+    scaled = (
+        ("Scaled scores, masked", rf"S' = S \cdot {scale_text}, \; -\infty \text{{ where masked}}")
+        if masked
+        else (
+            "Scaled scores",
+            rf"S' = S \cdot {scale_text}",
+        )
+    )
     matrices = (
         ("Scores", r"S = Q K^\top", steps.scores, "signed"),
-        ("Scaled scores", rf"S' = S \cdot {scale_text}", steps.scaled, "signed"),
+        (*scaled, steps.scaled, "signed"),
         ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
     )
     for title, formula, tensor, kind in matrices[shown]:
@@ -284,7 +301,8 @@ def score_steps(
             kind=kind,
             row_title="query",
             col_title="key",
-            max_width=SCORE_WIDTH,
+            max_width=max_width,
+            highlight=highlight,
         )
 
 

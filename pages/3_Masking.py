@@ -17,11 +17,12 @@ from attn_core.masking import (
     weights_with_additive_mask,
 )
 from attn_ui import mask_tiles, page, url_state
+from attn_ui.charts import MAX_WIDTH
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import bar_block, matrix_step, numbers_table, row
+from attn_ui.steps import bar_block, matrix_step, numbers_table, row, score_steps
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -162,27 +163,10 @@ if slides.show(2):
         sentence = tokens[b]
         if slides.part(1):
             with row(2, lead_lines=4):  # a line of lead, then the step's slider
-                for title, formula, tensor, colours in (
-                    (
-                        "Scaled scores, masked",
-                        r"S' = \frac{Q K^\top}{\sqrt{d_k}}, \; -\infty \text{ where masked}",
-                        steps.scaled,
-                        "signed",
-                    ),
-                    ("Attention weights", r"A = \operatorname{softmax}_{\text{keys}}(S')", steps.weights, "weights"),
-                ):
-                    matrix_step(
-                        title,
-                        formula,
-                        tensor[b],
-                        sentence,
-                        sentence,
-                        shape=tuple(tensor.shape),
-                        kind=colours,
-                        row_title="query",
-                        col_title="key",
-                        highlight=query,
-                    )
+                scale_text = rf"\frac{{1}}{{\sqrt{{{steps.q.shape[-1]}}}}}"
+                score_steps(
+                    steps, b, sentence, sentence, scale_text, slice(1, 3), masked=True, highlight=query, max_width=MAX_WIDTH
+                )
         if slides.part(2):
             visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
             seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
