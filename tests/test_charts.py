@@ -55,6 +55,11 @@ CHARTS = {
         log_y=True,
     ),
     "tile map": lambda: charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50, title="a mask's tiles"),
+    "query-key scatter": lambda: charts.query_key_scatter(
+        RNG.normal(size=(12, 2)), TOKENS, [(0, 1, 0.7), (0, 2, 0.2), (3, 3, 0.9)], title="map", subtitle=("a line",)
+    ),
+    "rotation circle": lambda: charts.rotation_circle(RNG.normal(size=(6, 2)), 3, theta=0.5, title="pair 0"),
+    "word path map": lambda: charts.word_path_map(RNG.normal(size=(2, 8, 2)), ["a bank", "b bank"], [f"s{i}" for i in range(8)]),
 }
 
 
