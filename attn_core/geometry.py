@@ -18,7 +18,7 @@ from torch import Tensor
 
 from attn_core.attention import AttentionSteps, default_scale, masked_softmax, self_attention
 from attn_core.positions import rope, sinusoidal
-from attn_core.real_model import MiniLM
+from attn_core.real_model import MiniLM, RealRun
 
 
 def shuffled_order(t: int, seed: int) -> Tensor:
@@ -194,11 +194,11 @@ def weights_from(q: Tensor, k: Tensor, scale: float | None = None) -> Tensor:
     return masked_softmax(q @ k.T * scale)  # (T, T)
 
 
-def real_head(model: MiniLM, text: str, layer: int, head: int) -> tuple[list[str], Tensor, Tensor, Tensor]:
-    """One MiniLM head on ``text``: its word pieces, Q and K (T, d) and weights (T, T)."""
-    run = model.run_texts([text])
-    steps = run.attention[layer]  # q, k (1, H, T, d); weights (1, H, T, T)
-    return run.encoded.tokens[0], steps.q[0, head], steps.k[0, head], steps.weights[0, head]
+def head_queries_keys(run: RealRun, layer: int, head: int, b: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+    """One MiniLM head on sentence b of a forward pass: Q and K (T, d) and weights (T, T), its real tokens only."""
+    t = len(run.encoded.tokens[b])
+    steps = run.attention[layer]  # q, k (B, H, T_max, d); weights (B, H, T_max, T_max)
+    return steps.q[b, head, :t], steps.k[b, head, :t], steps.weights[b, head, :t, :t]
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,13 @@ TRAINING = View(
     "One head learns a task while you watch: its pattern step by step, its loss and weights, and what dividing by "
     "√d_k changes, measured on the same seed and batches.",
 )
+POSITIONS = View(
+    "pages/8_Positions.py",
+    "Positions & geometry",
+    ":material/scatter_plot:",
+    "What attention cannot see without positions (shuffle the words), sinusoidal positions against RoPE, and one "
+    "head's queries and keys as points of one map.",
+)
 VIEWS = (
     View(
         "pages/1_Pipeline.py",
@@ -82,6 +89,7 @@ VIEWS = (
     COST,
     REAL_MODEL,
     TRAINING,
+    POSITIONS,
 )
 
 

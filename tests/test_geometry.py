@@ -10,13 +10,13 @@ import torch
 from attn_core import MiniLM, embed_tokens, qkv_projections, rope, sinusoidal
 from attn_core.geometry import (
     by_distance,
+    head_queries_keys,
     normalise_queries_keys,
     order_check,
     pair_rotation,
     pca_2d,
     position_scores,
     query_key_map,
-    real_head,
     rotation_similarity,
     shuffled_order,
     weights_from,
@@ -167,9 +167,11 @@ def model() -> MiniLM:
 
 
 def test_a_real_heads_map_keeps_its_weights(model):
-    tokens, q, k, weights = real_head(model, "We sat on the river bank", 2, 5)
-    assert tokens[0] == "[CLS]" and q.shape == k.shape == (len(tokens), 32)
-    assert torch.allclose(weights, model.run_texts(["We sat on the river bank"]).weights(0)[2, 5])
+    run = model.run_texts(["We sat on the river bank", "A longer sentence pads the first one in the batch"])
+    q, k, weights = head_queries_keys(run, 2, 5)
+    t = len(run.encoded.tokens[0])
+    assert q.shape == k.shape == (t, 32) and torch.allclose(weights, run.weights(0)[2, 5])
+    assert torch.allclose(weights_from(q, k), weights, atol=1e-5)  # no padding key left in
     found = query_key_map(q, k, weights)
     assert torch.allclose(weights_from(found.q, found.k), weights, atol=1e-5)
 

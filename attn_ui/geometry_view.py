@@ -1,0 +1,150 @@
+"""Drawing the Positions & geometry view (pages/8_Positions.py): its Shuffle, its score grids and curves, its maps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+import torch
+
+from attn_core import MiniLM
+from attn_core.geometry import (
+    ByDistance,
+    OrderCheck,
+    PairRotation,
+    QueryKeyMap,
+    WordPaths,
+    rotation_similarity,
+    shuffled_order,
+    word_paths,
+)
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
+from attn_ui.model import RUNS_KEPT
+from attn_ui.steps import chart_block, feature_labels, matrix_step, row
+
+MAP_SIZE = 480  # pixels: a square map
+ROTATION_SIZE = 400  # pixels: the rotation's circle
+FAR = 64  # positions: how far the rotated-vector curve goes
+TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
+
+
+def shuffle(t: int) -> None:
+    """The Shuffle button: the next seed whose order differs from the one on screen (a link keeps the seed)."""
+    current = shuffled_order(t, st.session_state["shuffle"])
+    seed = st.session_state["shuffle"] + 1
+    while t > 1 and torch.equal(shuffled_order(t, seed), current):
+        seed += 1
+    st.session_state["shuffle"] = seed
+
+
+def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
+    """The weights (``matrix`` "weights") or the context vectors ("context") of the sentence and of its shuffle, side
+    by side, each row and column labelled with its token."""
+    moved = [tokens[i] for i in check.order.tolist()]
+    with row(2, lead_lines=3):
+        for steps, labels, where in ((check.original, tokens, "original order"), (check.shuffled, moved, "shuffled")):
+            if matrix == "weights":
+                formula = r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k})"
+                matrix_step(
+                    f"Weights, {where}",
+                    formula,
+                    steps.weights,
+                    labels,
+                    labels,
+                    kind="weights",
+                    row_title="query",
+                    col_title="key",
+                )
+            else:
+                features = feature_labels(steps.context.shape[-1])
+                matrix_step(f"Context vectors, {where}", "A V", steps.context, labels, features, row_title="token")
+
+
+def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
+    """The score against the distance m − n under each kind of position (the sinusoidal one's spread along each
+    diagonal as its lowest and highest), and how far RoPE turns a vector from itself with distance."""
+    rope, added = distance["rope"], distance["sinusoidal"]
+    measured = {
+        "RoPE": rope.mean.numpy(),
+        "sinusoidal, mean": added.mean.numpy(),
+        "sinusoidal, lowest": added.low.numpy(),
+        "sinusoidal, highest": added.high.numpy(),
+    }
+    far = torch.arange(FAR + 1)
+    with row(2):
+        chart_block(
+            LINE_WIDTH,
+            LINE_HEIGHT,
+            lines,
+            rope.distances.numpy(),
+            measured,
+            x_title="distance m − n",
+            y_title="score",
+            title="Score of the pair against its distance",
+        )
+        chart_block(
+            LINE_WIDTH,
+            LINE_HEIGHT,
+            lines,
+            far.numpy(),
+            {f"d_k = {size}": rotation_similarity(size, far).numpy() for size in sorted({d_k, *TURN_SIZES})},
+            x_title="distance δ",
+            y_title="mean cosine",
+            title="cos(q, R_δ q): a vector turned by δ positions",
+            points=False,
+        )
+
+
+def rotation_block(rotation: PairRotation, position: int) -> None:
+    """One pair of features turned at positions 0 .. ``position``."""
+    turn = 2 * math.pi / rotation.theta
+    title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position, a full turn every {turn:,.1f} positions"
+    with row(1, lead_lines=3):
+        chart_block(
+            ROTATION_SIZE, ROTATION_SIZE, rotation_circle, rotation.points.numpy(), position, theta=rotation.theta, title=title
+        )
+
+
+def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
+    """The query-key map: each query joined to its strongest keys by lines as wide as their weights."""
+    links = [(i, int(j), float(found.weights[i, j])) for i in range(len(tokens)) for j in found.strongest[i]]
+    kept = float(found.explained.sum())
+    subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
+    axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
+    with row(1, lead_lines=3, extra_lines=2):
+        chart_block(
+            MAP_SIZE,
+            MAP_SIZE,
+            query_key_scatter,
+            found.points.numpy(),
+            tokens,
+            links,
+            title=title,
+            subtitle=subtitle,
+            axis_titles=axes,
+        )
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_word_paths(_model: MiniLM, sentences: tuple[str, ...], word: str) -> WordPaths:
+    """``attn_core.geometry.word_paths``, once per distinct input (a ValueError for a missing word is raised, not kept)."""
+    return word_paths(_model, list(sentences), word)
+
+
+def paths_block(paths: WordPaths, labels: list[str]) -> None:
+    """The word's path through the layers, one line per sentence (``labels``: the sentences, shortened)."""
+    kept = float(paths.explained.sum())
+    subtitle = (f"PCA over every sentence and stage: {kept:.0%} of the variance",)
+    points = paths.points.numpy().astype(np.float64)
+    with row(1, lead_lines=2):
+        chart_block(
+            MAX_WIDTH,
+            MAP_SIZE,
+            word_path_map,
+            points,
+            labels,
+            paths.stages,
+            title=f"“{paths.word}”, stage by stage",
+            subtitle=subtitle,
+        )

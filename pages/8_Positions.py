@@ -1,0 +1,254 @@
+"""Positions & geometry view: what self-attention cannot see without positions, and where its queries meet its keys."""
+
+import streamlit as st
+import torch
+
+from attn_core import default_scale, embed_tokens, qkv_projections
+from attn_core.examples import CAT_SAT, CONTEXT_SENTENCES, CONTEXT_WORD
+from attn_core.geometry import (
+    POSITION_KINDS,
+    by_distance,
+    head_queries_keys,
+    order_check,
+    pair_rotation,
+    position_scores,
+    query_key_map,
+    shuffled_order,
+    weights_from,
+)
+from attn_core.real_model import MAX_TOKENS as MODEL_TOKENS
+from attn_core.real_model import N_HEADS, N_LAYERS
+from attn_ui import page, url_state
+from attn_ui.charts import short_label
+from attn_ui.geometry_view import cached_word_paths as word_paths
+from attn_ui.geometry_view import distance_charts, map_block, order_blocks, paths_block, rotation_block, shuffle
+from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, tokens_from_text
+from attn_ui.model import cached_word_across_contexts, forward, load_model
+from attn_ui.steps import labelled_lines_block, matrix_step, row
+from attn_ui.url_state import Param
+
+MAX_TOKENS = 24  # tokens of the toy sentence: a 24 × 24 grid of positions still labels every one
+D_MODEL = 32  # C of the toy embeddings
+D_K_VALUES = (2, 4, 8, 16, 32)  # even: RoPE turns pairs of features
+MAX_POSITION = 24  # the rotation's step-through goes this far
+MAX_SENTENCES = 4  # sentences of the "bank" map
+SENTENCE_LABEL = 28  # characters of a sentence in a legend
+MAP_SOURCES = {"toy": "Toy weights", "real": "MiniLM head"}
+PARAMS = (
+    Param("text", CAT_SAT, url_state.text),
+    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
+    Param("d_k", 8, url_state.nearest(D_K_VALUES), url_state.format_number),
+    Param("shuffle", 1, url_state.integer(0, 2**31 - 1)),  # 0: the original order
+    Param("positions", False, url_state.on_off, url_state.format_on_off),
+    Param("query", 1, url_state.integer(0, MAX_TOKENS - 1)),
+    Param("key", 0, url_state.integer(0, MAX_TOKENS - 1)),
+    Param("pair", 0, url_state.integer(0, max(D_K_VALUES) // 2 - 1)),
+    Param("m", 3, url_state.integer(0, MAX_POSITION)),
+    Param("map", "toy", url_state.choice(MAP_SOURCES)),
+    Param("scaled", True, url_state.on_off, url_state.format_on_off),
+    Param("layer", 0, url_state.integer(0, N_LAYERS - 1)),
+    Param("head", 2, url_state.integer(0, N_HEADS - 1)),
+    Param("top", 2, url_state.integer(1, 5)),
+    Param("word", CONTEXT_WORD, url_state.text),
+    Param("sentences", "\n".join(CONTEXT_SENTENCES[:2]), url_state.text),
+)
+SLIDES = (
+    page.Section("Order", "Order blindness: shuffle the words", parts=2),  # the weights, then the context vectors
+    page.Section("Two positions", "Sinusoidal positions against RoPE", parts=2),  # the grids, then the distance curves
+    page.Section("Rotation", "RoPE, one pair of features at a time"),
+    page.Section("Query-key map", "Where queries meet keys"),
+    page.Section("Bank", "Static to contextual: one word through the layers", parts=2),  # the map, then the cosines
+)
+
+page.setup(page.POSITIONS, PARAMS)
+slides = page.Slides(
+    SLIDES,
+    "Positions & geometry: what attention cannot see, and where queries meet keys",
+    (
+        "Self-attention compares every token with every other by content alone: without positions it treats a "
+        "sentence as a **set**. This view shows that, two ways of putting positions in (added sinusoids and rotary "
+        "embeddings), and the attention of one head as a picture: its queries and keys as points of one map."
+    ),
+)
+with slides.controls:
+    st.text_area("Sentence", key="text", help=f"Words, punctuation and emoji each become a token; at most {MAX_TOKENS}.")
+    st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V.")
+    d_k = st.select_slider("Head size d_k", D_K_VALUES, key="d_k", help="Even: RoPE turns pairs of features.")
+
+tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, CAT_SAT)
+t, seed = len(tokens), st.session_state["seed"]
+x = embed_tokens(tokens, D_MODEL, seed)  # (T, C)
+w_q, w_k, w_v = qkv_projections(D_MODEL, d_k, seed)  # (C, d_k) each
+labels = [f"{i}: {token}" for i, token in enumerate(tokens)]
+query = url_state.keep_in("query", range(t), min(1, t - 1))  # the word pair of sections 2 and 3
+key = url_state.keep_in("key", range(t), 0)
+
+if slides.show(1):
+    st.markdown(
+        "Shuffle the words: without positions every token keeps its own query, key and value, so its row of weights "
+        "and its context vector move with it, unchanged. **A(P X) = P A(X)**: attention is permutation-equivariant. "
+        "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change."
+    )
+    with slides.section_controls(), st.container(horizontal=True, vertical_alignment="center"):
+        st.button("Shuffle", icon=":material/shuffle:", key="shuffle_button", on_click=shuffle, args=(t,), type="primary")
+        st.button("Original order", key="unshuffle", on_click=st.session_state.update, kwargs={"shuffle": 0})
+        st.toggle("Add sinusoidal positions to X", key="positions")
+    order = shuffled_order(t, st.session_state["shuffle"])
+    checks = {positions: order_check(x, w_q, w_k, w_v, order, positions) for positions in (False, True)}
+    check = checks[st.session_state["positions"]]
+    moved = " ".join(tokens[i] for i in order.tolist())
+    st.markdown(
+        f"Shuffled: **{escape_markdown(moved)}**"
+        + (" (the original order: press *Shuffle*)" if torch.equal(order, torch.arange(t)) else "")
+    )
+    if slides.part(1):
+        order_blocks(check, tokens, "weights")
+    if slides.part(2):
+        order_blocks(check, tokens, "context")
+    with st.container(horizontal=True, gap="large"):
+        for positions, name in ((False, "without positions"), (True, "with sinusoidal positions")):
+            st.metric(
+                f"Largest difference after un-shuffling, {name}",
+                f"{checks[positions].difference:.2e}",
+                help="max |A(P X) − P A(X)| over the context vectors: the shuffle's outputs put back in the original order.",
+                width="content",
+            )
+
+if slides.show(2):
+    if slides.part(1):
+        st.markdown(
+            f"One query word and one key word, placed at every pair of positions (m, n) of a {t}-token sentence. "
+            "**Sinusoidal** encodings are added to X before W_Q and W_K: the score depends on m and n. **RoPE** turns "
+            "q by m·θ and k by n·θ: it depends on m − n only, so each diagonal of its grid is one colour."
+        )
+    with slides.section_controls(), st.container(horizontal=True):
+        st.selectbox("Query word", range(t), format_func=labels.__getitem__, key="query", width=220)
+        st.selectbox("Key word", range(t), format_func=labels.__getitem__, key="key", width=220)
+    grids = {kind: position_scores(x[query], x[key], w_q, w_k, t, kind) for kind in POSITION_KINDS}  # (T, T) each
+    distance = {kind: by_distance(grid) for kind, grid in grids.items()}
+    positions = [str(i) for i in range(t)]
+    pair = f"“{tokens[query]}” → “{tokens[key]}”"
+    if slides.part(1):
+        with row(2, lead_lines=4):
+            formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
+            for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
+                row_title, col_title = f"{tokens[query]} at m", f"{tokens[key]} at n"
+                matrix_step(
+                    f"{name}: score of {pair}",
+                    formulas[kind],
+                    grids[kind],
+                    positions,
+                    positions,
+                    row_title=row_title,
+                    col_title=col_title,
+                )
+    if slides.part(2):
+        distance_charts(distance, d_k)
+        st.caption(
+            f"Along each diagonal m − n = δ the sinusoidal scores spread by up to {distance['sinusoidal'].spread:.3f}; "
+            f"RoPE's by {distance['rope'].spread:.1e} (rounding). Right: how much a vector still points its own way, on "
+            "average, once RoPE has turned it by δ positions. With few pairs it swings back and forth; with many (d_k = 128) "
+            "it falls off steadily: far apart, a query and a key tend to score less."
+        )
+
+if slides.show(3):
+    st.markdown(
+        "RoPE splits q into pairs of features (2i, 2i+1) and turns pair i by the angle m·θ_i at position m, "
+        "θ_i = 10000^(−2i/d_k): the first pairs turn fast, the last ones slowly. A turn keeps the vector's length."
+    )
+    with slides.section_controls(), st.container(horizontal=True):
+        pair_index = url_state.keep_in("pair", range(d_k // 2), 0)
+        st.selectbox("Pair i", range(d_k // 2), key="pair", width=120)
+        if slides.current != page.ALL_SECTIONS:  # otherwise section 2's choice
+            st.selectbox("Query word", range(t), format_func=labels.__getitem__, key="query", width=220)
+        st.slider("Position m", 0, MAX_POSITION, key="m")
+    rotation = pair_rotation(x[query] @ w_q, pair_index, MAX_POSITION + 1)
+    rotation_block(rotation, st.session_state["m"])
+
+if slides.show(4):
+    st.markdown(
+        "After AttentionViz (Yeh et al., 2023): the keys are moved so that their mean is the queries' mean, and queries "
+        "scaled by c, keys by 1/c, so that both have the same mean length. **Neither changes a weight** (softmax ignores "
+        "a constant added to a row; c·q · k/c = q · k). A PCA then draws all of them in one plane."
+    )
+    with slides.section_controls(), st.container(horizontal=True, vertical_alignment="bottom"):
+        source = st.segmented_control(
+            "Queries and keys of", list(MAP_SOURCES), format_func=MAP_SOURCES.get, key="map", required=True
+        )
+        if source == "toy":
+            st.toggle("Divide the scores by √d_k", key="scaled")
+        else:
+            st.selectbox("Layer", range(N_LAYERS), key="layer", width=110)
+            st.selectbox("Head", range(N_HEADS), key="head", width=110)
+        st.slider("Lines per query (its strongest keys)", 1, 5, key="top", width=260)
+    found = None
+    if source == "toy":
+        q, k = x @ w_q, x @ w_k  # (T, d_k) each
+        scale = default_scale(d_k) if st.session_state["scaled"] else 1.0
+        found = query_key_map(q, k, weights_from(q, k, scale), st.session_state["top"])
+        map_tokens = tokens
+        title = f"Toy head, d_k = {d_k}, " + ("softmax(QKᵀ/√d_k)" if st.session_state["scaled"] else "softmax(QKᵀ), unscaled")
+    elif (model := load_model()) is not None:
+        encoded = model_tokens(model, st.session_state["text"], MODEL_TOKENS, CAT_SAT)
+        run = forward(model, tuple(encoded.texts), MODEL_TOKENS)
+        layer, head = st.session_state["layer"], st.session_state["head"]
+        q, k, weights = head_queries_keys(run, layer, head)
+        found = query_key_map(q, k, weights, st.session_state["top"])
+        map_tokens, title = encoded.tokens[0], f"MiniLM, layer {layer}, head {head}"
+    if found is not None:
+        map_block(found, map_tokens, title)
+        agree = int(round(found.agreement * len(map_tokens)))
+        st.markdown(
+            f"**{agree} of {len(map_tokens)} queries** have their strongest key as their nearest key in the map. "
+            f"The map keeps which queries and keys lie close in the two directions where they differ most "
+            f"({float(found.explained.sum()):.0%} of their variance here); it loses the rest of the {q.shape[-1]} "
+            "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide."
+        )
+
+if slides.show(5):
+    if slides.part(1):
+        st.markdown(
+            "A word starts as one row of the embedding table, the same in every sentence; each layer mixes in its "
+            "neighbours. Below, the word's vector in each sentence at every stage, in one map: the paths start at the "
+            "same point and part as the context sinks in."
+        )
+    with slides.section_controls():
+        left, right = st.columns([1, 2])
+        left.text_input("Word", key="word")
+        right.text_area("Sentences, one per line", key="sentences")
+    sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
+    if len(sentences) > MAX_SENTENCES:
+        st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
+    model = load_model()
+    if model is not None:
+        chosen = tuple(sentences[:MAX_SENTENCES])
+        try:
+            paths = word_paths(model, chosen, st.session_state["word"])
+            contexts = cached_word_across_contexts(model, chosen, st.session_state["word"])
+        except ValueError as problem:
+            st.info(escape_markdown(str(problem)))
+        else:
+            names = [short_label(sentence, SENTENCE_LABEL) for sentence in paths.sentences]
+            if slides.part(1):
+                paths_block(paths, names)
+            if slides.part(2):
+                pairs = [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs]
+                with row(lead_lines=1):
+                    labelled_lines_block(
+                        contexts.similarity.numpy(),
+                        pairs,
+                        [stage.replace("embedding layer", "embedding") for stage in contexts.stages],
+                        value_title="cosine similarity",
+                        point_title="stage",
+                        series_title="sentences",
+                        title=f"“{contexts.word}”: how alike its vectors are",
+                    )
+            query_params = {"slide": "4", "word": st.session_state["word"], "sentences": "\n".join(chosen)}
+            st.page_link(
+                page.REAL_MODEL.path,
+                label="The same cosines in the Real model view",
+                icon=page.REAL_MODEL.icon,
+                query_params=query_params,
+            )
+
+page.publish(PARAMS)
