@@ -19,6 +19,7 @@ from attn_core.geometry import (
     shuffled_order,
     word_paths,
 )
+from attn_ui import slide
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.model import RUNS_KEPT
 from attn_ui.steps import chart_block, feature_labels, matrix_step, row
@@ -27,6 +28,11 @@ MAP_SIZE = 480  # pixels: a square map
 ROTATION_SIZE = 400  # pixels: the rotation's circle
 FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
+
+
+def lead(full: str, gist: str) -> None:
+    """A section's text: in full on a scrolling page; on a slide its gist, one line, and the presenter says the rest."""
+    st.markdown(gist if slide.presenting() else full)
 
 
 def shuffle(t: int) -> None:
@@ -42,7 +48,7 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
     """The weights (``matrix`` "weights") or the context vectors ("context") of the sentence and of its shuffle, side
     by side, each row and column labelled with its token."""
     moved = [tokens[i] for i in check.order.tolist()]
-    with row(2, lead_lines=3):
+    with row(2, extra_lines=1):  # the lead and the shuffled sentence above, the check under
         for steps, labels, where in ((check.original, tokens, "original order"), (check.shuffled, moved, "shuffled")):
             if matrix == "weights":
                 formula = r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k})"
@@ -61,6 +67,22 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
                 matrix_step(f"Context vectors, {where}", "A V", steps.context, labels, features, row_title="token")
 
 
+def check_metrics(checks: dict[bool, OrderCheck]) -> None:
+    """The check, without and with positions: as metrics on a page, one line on a slide."""
+    without, with_positions = (f"{checks[positions].difference:.2e}" for positions in (False, True))
+    if slide.presenting():
+        st.markdown(f"Largest difference after un-shuffling: **{without}** without positions, **{with_positions}** with them.")
+        return
+    with st.container(horizontal=True, gap="large"):
+        for value, name in ((without, "without positions"), (with_positions, "with sinusoidal positions")):
+            st.metric(
+                f"Largest difference after un-shuffling, {name}",
+                value,
+                help="max |A(P X) − P A(X)| over the context vectors: the shuffle's outputs put back in the original order.",
+                width="content",
+            )
+
+
 def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
     """The score against the distance m − n under each kind of position (the sinusoidal one's spread along each
     diagonal as its lowest and highest), and how far RoPE turns a vector from itself with distance."""
@@ -72,7 +94,7 @@ def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
         "sinusoidal, highest": added.high.numpy(),
     }
     far = torch.arange(FAR + 1)
-    with row(2):
+    with row(2, lead_lines=0, extra_lines=3):  # the caption under the charts
         chart_block(
             LINE_WIDTH,
             LINE_HEIGHT,
@@ -100,7 +122,7 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
     """One pair of features turned at positions 0 .. ``position``."""
     turn = 2 * math.pi / rotation.theta
     title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position, a full turn every {turn:,.1f} positions"
-    with row(1, lead_lines=3):
+    with row(1, lead_lines=1):
         chart_block(
             ROTATION_SIZE, ROTATION_SIZE, rotation_circle, rotation.points.numpy(), position, theta=rotation.theta, title=title
         )
@@ -112,7 +134,7 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
     kept = float(found.explained.sum())
     subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
     axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
-    with row(1, lead_lines=3, extra_lines=2):
+    with row(1, lead_lines=1, extra_lines=1):  # on a slide, one line above and one under
         chart_block(
             MAP_SIZE,
             MAP_SIZE,
@@ -137,7 +159,7 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
     kept = float(paths.explained.sum())
     subtitle = (f"PCA over every sentence and stage: {kept:.0%} of the variance",)
     points = paths.points.numpy().astype(np.float64)
-    with row(1, lead_lines=2):
+    with row(1, lead_lines=1):
         chart_block(
             MAX_WIDTH,
             MAP_SIZE,

@@ -21,7 +21,16 @@ from attn_core.real_model import N_HEADS, N_LAYERS
 from attn_ui import page, url_state
 from attn_ui.charts import short_label
 from attn_ui.geometry_view import cached_word_paths as word_paths
-from attn_ui.geometry_view import distance_charts, map_block, order_blocks, paths_block, rotation_block, shuffle
+from attn_ui.geometry_view import (
+    check_metrics,
+    distance_charts,
+    lead,
+    map_block,
+    order_blocks,
+    paths_block,
+    rotation_block,
+    shuffle,
+)
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, tokens_from_text
 from attn_ui.model import cached_word_across_contexts, forward, load_model
 from attn_ui.steps import labelled_lines_block, matrix_step, row
@@ -84,10 +93,11 @@ query = url_state.keep_in("query", range(t), min(1, t - 1))  # the word pair of 
 key = url_state.keep_in("key", range(t), 0)
 
 if slides.show(1):
-    st.markdown(
+    lead(
         "Shuffle the words: without positions every token keeps its own query, key and value, so its row of weights "
         "and its context vector move with it, unchanged. **A(P X) = P A(X)**: attention is permutation-equivariant. "
-        "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change."
+        "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change.",
+        "Without positions a shuffle only moves each token's outputs: **A(P X) = P A(X)**.",
     )
     with slides.section_controls(), st.container(horizontal=True, vertical_alignment="center"):
         st.button("Shuffle", icon=":material/shuffle:", key="shuffle_button", on_click=shuffle, args=(t,), type="primary")
@@ -105,21 +115,15 @@ if slides.show(1):
         order_blocks(check, tokens, "weights")
     if slides.part(2):
         order_blocks(check, tokens, "context")
-    with st.container(horizontal=True, gap="large"):
-        for positions, name in ((False, "without positions"), (True, "with sinusoidal positions")):
-            st.metric(
-                f"Largest difference after un-shuffling, {name}",
-                f"{checks[positions].difference:.2e}",
-                help="max |A(P X) − P A(X)| over the context vectors: the shuffle's outputs put back in the original order.",
-                width="content",
-            )
+    check_metrics(checks)
 
 if slides.show(2):
     if slides.part(1):
-        st.markdown(
+        lead(
             f"One query word and one key word, placed at every pair of positions (m, n) of a {t}-token sentence. "
             "**Sinusoidal** encodings are added to X before W_Q and W_K: the score depends on m and n. **RoPE** turns "
-            "q by m·θ and k by n·θ: it depends on m − n only, so each diagonal of its grid is one colour."
+            "q by m·θ and k by n·θ: it depends on m − n only, so each diagonal of its grid is one colour.",
+            "Under RoPE the score depends on m − n only: each diagonal is one colour.",
         )
     with slides.section_controls(), st.container(horizontal=True):
         st.selectbox("Query word", range(t), format_func=labels.__getitem__, key="query", width=220)
@@ -129,7 +133,7 @@ if slides.show(2):
     positions = [str(i) for i in range(t)]
     pair = f"“{tokens[query]}” → “{tokens[key]}”"
     if slides.part(1):
-        with row(2, lead_lines=4):
+        with row(2, lead_lines=1):
             formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
             for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
                 row_title, col_title = f"{tokens[query]} at m", f"{tokens[key]} at n"
@@ -152,9 +156,10 @@ if slides.show(2):
         )
 
 if slides.show(3):
-    st.markdown(
+    lead(
         "RoPE splits q into pairs of features (2i, 2i+1) and turns pair i by the angle m·θ_i at position m, "
-        "θ_i = 10000^(−2i/d_k): the first pairs turn fast, the last ones slowly. A turn keeps the vector's length."
+        "θ_i = 10000^(−2i/d_k): the first pairs turn fast, the last ones slowly. A turn keeps the vector's length.",
+        "Pair i of q turns by m·θ_i at position m, θ_i = 10000^(−2i/d_k).",
     )
     with slides.section_controls(), st.container(horizontal=True):
         pair_index = url_state.keep_in("pair", range(d_k // 2), 0)
@@ -166,10 +171,11 @@ if slides.show(3):
     rotation_block(rotation, st.session_state["m"])
 
 if slides.show(4):
-    st.markdown(
+    lead(
         "After AttentionViz (Yeh et al., 2023): the keys are moved so that their mean is the queries' mean, and queries "
         "scaled by c, keys by 1/c, so that both have the same mean length. **Neither changes a weight** (softmax ignores "
-        "a constant added to a row; c·q · k/c = q · k). A PCA then draws all of them in one plane."
+        "a constant added to a row; c·q · k/c = q · k). A PCA then draws all of them in one plane.",
+        "Queries and keys, moved and scaled without changing a weight, in one plane.",
     )
     with slides.section_controls(), st.container(horizontal=True, vertical_alignment="bottom"):
         source = st.segmented_control(
@@ -197,20 +203,22 @@ if slides.show(4):
         map_tokens, title = encoded.tokens[0], f"MiniLM, layer {layer}, head {head}"
     if found is not None:
         map_block(found, map_tokens, title)
-        agree = int(round(found.agreement * len(map_tokens)))
-        st.markdown(
-            f"**{agree} of {len(map_tokens)} queries** have their strongest key as their nearest key in the map. "
-            f"The map keeps which queries and keys lie close in the two directions where they differ most "
+        n_agree = round(found.agreement * len(map_tokens))
+        agree = f"**{n_agree} of {len(map_tokens)} queries** have their strongest key as their nearest key in the map."
+        lead(
+            f"{agree} The map keeps which queries and keys lie close in the two directions where they differ most "
             f"({float(found.explained.sum()):.0%} of their variance here); it loses the rest of the {q.shape[-1]} "
-            "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide."
+            "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide.",
+            agree,
         )
 
 if slides.show(5):
     if slides.part(1):
-        st.markdown(
+        lead(
             "A word starts as one row of the embedding table, the same in every sentence; each layer mixes in its "
             "neighbours. Below, the word's vector in each sentence at every stage, in one map: the paths start at the "
-            "same point and part as the context sinks in."
+            "same point and part as the context sinks in.",
+            "One row of the embedding table, then each layer mixes in the context.",
         )
     with slides.section_controls():
         left, right = st.columns([1, 2])
@@ -233,7 +241,7 @@ if slides.show(5):
                 paths_block(paths, names)
             if slides.part(2):
                 pairs = [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs]
-                with row(lead_lines=1):
+                with row(lead_lines=0, extra_lines=1):  # the link under the chart
                     labelled_lines_block(
                         contexts.similarity.numpy(),
                         pairs,
