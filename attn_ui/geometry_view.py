@@ -30,9 +30,13 @@ FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
 
 
-def lead(full: str, gist: str) -> None:
-    """A section's text: in full on a scrolling page; on a slide its gist, one line, and the presenter says the rest."""
-    st.markdown(gist if slide.presenting() else full)
+def lead(full: str, gist: str = "") -> None:
+    """A section's text: in full on a scrolling page; on a slide its gist, one line or none, and the presenter says
+    the rest."""
+    if not slide.presenting():
+        st.markdown(full)
+    elif gist:
+        st.markdown(gist)
 
 
 def shuffle(t: int) -> None:

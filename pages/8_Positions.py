@@ -18,7 +18,7 @@ from attn_core.geometry import (
 )
 from attn_core.real_model import MAX_TOKENS as MODEL_TOKENS
 from attn_core.real_model import N_HEADS, N_LAYERS
-from attn_ui import page, url_state
+from attn_ui import page, slide, url_state
 from attn_ui.charts import short_label
 from attn_ui.geometry_view import cached_word_paths as word_paths
 from attn_ui.geometry_view import (
@@ -96,8 +96,7 @@ if slides.show(1):
     lead(
         "Shuffle the words: without positions every token keeps its own query, key and value, so its row of weights "
         "and its context vector move with it, unchanged. **A(P X) = P A(X)**: attention is permutation-equivariant. "
-        "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change.",
-        "Without positions a shuffle only moves each token's outputs: **A(P X) = P A(X)**.",
+        "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change."
     )
     with slides.section_controls(), st.container(horizontal=True, vertical_alignment="center"):
         st.button("Shuffle", icon=":material/shuffle:", key="shuffle_button", on_click=shuffle, args=(t,), type="primary")
@@ -107,10 +106,9 @@ if slides.show(1):
     checks = {positions: order_check(x, w_q, w_k, w_v, order, positions) for positions in (False, True)}
     check = checks[st.session_state["positions"]]
     moved = " ".join(tokens[i] for i in order.tolist())
-    st.markdown(
-        f"Shuffled: **{escape_markdown(moved)}**"
-        + (" (the original order: press *Shuffle*)" if torch.equal(order, torch.arange(t)) else "")
-    )
+    unmoved = " (the original order: press *Shuffle*)" if torch.equal(order, torch.arange(t)) else ""
+    gist = " · without positions, A(P X) = P A(X)" if slide.presenting() else ""  # a slide's one line of text above
+    st.markdown(f"Shuffled: **{escape_markdown(moved)}**{unmoved}{gist}")
     if slides.part(1):
         order_blocks(check, tokens, "weights")
     if slides.part(2):
@@ -251,12 +249,11 @@ if slides.show(5):
                         series_title="sentences",
                         title=f"“{contexts.word}”: how alike its vectors are",
                     )
-            query_params = {"slide": "4", "word": st.session_state["word"], "sentences": "\n".join(chosen)}
-            st.page_link(
-                page.REAL_MODEL.path,
-                label="The same cosines in the Real model view",
-                icon=page.REAL_MODEL.icon,
-                query_params=query_params,
-            )
+                st.page_link(
+                    page.REAL_MODEL.path,
+                    label="The same cosines in the Real model view",
+                    icon=page.REAL_MODEL.icon,
+                    query_params={"slide": "4", "word": st.session_state["word"], "sentences": "\n".join(chosen)},
+                )
 
 page.publish(PARAMS)
