@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -20,9 +22,10 @@ from attn_core.geometry import (
     word_paths,
 )
 from attn_ui import slide
-from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
+from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
-from attn_ui.steps import chart_block, feature_labels, matrix_step, row
+from attn_ui.steps import MIN_CHART, block, chart_block, feature_labels, matrix_step, row
 
 MAP_SIZE = 480  # pixels: a square map
 ROTATION_SIZE = 400  # pixels: the rotation's circle
@@ -127,9 +130,16 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
     turn = 2 * math.pi / rotation.theta
     title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position, a full turn every {turn:,.1f} positions"
     with row(1, lead_lines=1):
-        chart_block(
-            ROTATION_SIZE, ROTATION_SIZE, rotation_circle, rotation.points.numpy(), position, theta=rotation.theta, title=title
-        )
+        square_block(ROTATION_SIZE, rotation_circle, rotation.points.numpy(), position, theta=rotation.theta, title=title)
+
+
+def square_block(size: int, builder: Callable, *args: Any, **options: Any) -> None:
+    """A map (``builder(*args, **options)``, both axes on one scale) in a square block, so that a distance reads the same
+    across and up: ``size`` pixels a side on a page; on a slide, the side of the room it leaves."""
+    room = slide.slide_room()
+    side = size if room is None else max(min(room.width, room.height), MIN_CHART)
+    with block(side):
+        draw(builder, *args, width="stretch", height=side, **options)
 
 
 def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
@@ -139,8 +149,7 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
     subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
     axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
     with row(1, lead_lines=1, extra_lines=1):  # on a slide, one line above and one under
-        chart_block(
-            MAP_SIZE,
+        square_block(
             MAP_SIZE,
             query_key_scatter,
             found.points.numpy(),
@@ -164,8 +173,7 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
     subtitle = (f"PCA over every sentence and stage: {kept:.0%} of the variance",)
     points = paths.points.numpy().astype(np.float64)
     with row(1, lead_lines=1):
-        chart_block(
-            MAX_WIDTH,
+        square_block(
             MAP_SIZE,
             word_path_map,
             points,

@@ -23,7 +23,7 @@ from attn_ui.downloads import SHARE_LINK
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
 BUNDLE = "Download this view"
 
 
@@ -84,7 +84,7 @@ def test_every_pipeline_matrix_downloads_as_csv_and_npy_with_its_labels(download
     assert list(weights.index) == ["the #0", "cat", "sat", "on", "the #4", "mat"] == list(weights.columns)
 
 
-@pytest.mark.parametrize("view", [PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING])
+@pytest.mark.parametrize("view", [PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS])
 def test_every_view_has_its_bundle_and_a_link_to_copy(view, downloads):
     at = open_view(view)
     assert_clean(at)

@@ -20,7 +20,7 @@ from attn_ui.url_state import mask_to_text
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
 
 # Every control of each view (but presenter mode, tested below), with values to change it to in turn. Cost runs
 # small sweeps (T_max first), and its "Run sweep" button is covered by its own tests.
@@ -60,8 +60,22 @@ WALKS = {
         ("sentences", "a fox\nthe fox ran"),
         ("hide", False),
     ],
+    POSITIONS: [
+        ("seed", 5),
+        ("d_k", 32),
+        ("positions", True),
+        ("query", 3),
+        ("key", 0),
+        ("pair", 15),
+        ("m", 20),
+        ("d_k", 4),
+        ("scaled", False),
+        ("top", 4),
+        ("word", "sat"),
+        ("sentences", "the cat sat\nwe sat on it"),
+    ],
 }
-TEXT_KEY = {PIPELINE: "text", SCALING: "text", MASKING: "text", MULTI_HEAD: "text", REAL: "text"}
+TEXT_KEY = {PIPELINE: "text", SCALING: "text", MASKING: "text", MULTI_HEAD: "text", REAL: "text", POSITIONS: "text"}
 
 
 def widget(at, key: str):
@@ -110,6 +124,7 @@ def send_stale_label(monkeypatch, at, key: str, label: str) -> None:
         (MULTI_HEAD, "head", "head 7", 0),
         (REAL, "token", "10: it", 16),
         (REAL, "layer", "layer 9", 0),
+        (POSITIONS, "query", "30: gone", 1),
     ],
 )
 def test_a_stale_label_sent_back_by_the_browser_is_replaced(monkeypatch, view, key, stale, fallback):

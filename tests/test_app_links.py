@@ -23,6 +23,7 @@ LINKS = (
     "/Cost?T_max=4096&heads=4&d_head=32&mask=causal",
     "/Real_model?layer=0&head=2",
     "/Training?task=marker&d_k=16&scaled=off",
+    "/Positions?shuffle=3&positions=on&map=real&layer=1&head=4",
 )
 
 
