@@ -195,7 +195,8 @@ def weights_from(q: Tensor, k: Tensor, scale: float | None = None) -> Tensor:
 
 
 def head_queries_keys(run: RealRun, layer: int, head: int, b: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-    """One MiniLM head on sentence b of a forward pass: Q and K (T, d) and weights (T, T), its real tokens only."""
+    """Q_h, K_h (T, d) and A_h = softmax(Q_h K_hᵀ / √d) (T, T) of head h of a layer of a MiniLM forward pass, on
+    sentence b's real tokens (no padding)."""
     t = len(run.encoded.tokens[b])
     steps = run.attention[layer]  # q, k (B, H, T_max, d); weights (B, H, T_max, T_max)
     return steps.q[b, head, :t], steps.k[b, head, :t], steps.weights[b, head, :t, :t]

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from attn_core import MiniLM, tokenize
 from attn_core.real_model import SPECIAL_TOKENS, Encoded
+
+if TYPE_CHECKING:  # attn_ui.url_state imports this module
+    from attn_ui.url_state import Values
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
 SENTENCE_SEPARATOR = "|"
@@ -84,3 +90,16 @@ def model_tokens(model: MiniLM, text: str, limit: int, example: str) -> Encoded:
     if "[UNK]" in encoded.tokens[0]:
         st.caption("[UNK] stands for characters the model's vocabulary lacks, such as most emoji.")
     return encoded
+
+
+def word_and_sentences(where: DeltaGenerator, values: Values, max_sentences: int) -> tuple[str, ...]:
+    """The controls of one word compared across sentences (the view's parameters "word" and "sentences"), drawn in
+    ``where``; returns the sentences typed, one per line, at most ``max_sentences`` (more are said and left out)."""
+    with where:
+        left, right = st.columns([1, 2])
+        left.text_input("Word", key="word")
+        right.text_area("Sentences, one per line", key="sentences")
+    sentences = [line.strip() for line in values.sentences[:MAX_CHARS].splitlines() if line.strip()]
+    if len(sentences) > max_sentences:
+        st.warning(f"{len(sentences)} sentences given; this compares the first {max_sentences}.")
+    return tuple(sentences[:max_sentences])

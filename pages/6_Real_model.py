@@ -23,7 +23,7 @@ from attn_core.text import last_word
 from attn_ui import page, slide, url_state
 from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
 from attn_ui.draw import draw
-from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens
+from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
 from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note, forward, load_model
 from attn_ui.steps import bar_block, heatmap_block, labelled_lines_block, row, thumbnails_size
 from attn_ui.url_state import Param
@@ -210,15 +210,9 @@ if slides.show(4):
             "way, with one row of its embedding table per word piece, and then mixes in the context layer by layer. "
             "Below, the cosine similarity of one word's vectors between sentences, at every stage: 1 means identical."
         )
-    with slides.section_controls():
-        left, right = st.columns([1, 2])
-        left.text_input("Word", key="word")
-        right.text_area("Sentences, one per line", key="sentences")
-    sentences = [line.strip() for line in values.sentences[:MAX_CHARS].splitlines() if line.strip()]
-    if len(sentences) > MAX_SENTENCES:
-        st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
+    sentences = word_and_sentences(slides.section_controls(), values, MAX_SENTENCES)
     try:
-        contexts = cached_word_across_contexts(model, tuple(sentences[:MAX_SENTENCES]), values.word)
+        contexts = cached_word_across_contexts(model, sentences, values.word)
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
     else:

@@ -31,7 +31,7 @@ from attn_ui.geometry_view import (
     rotation_block,
     shuffle,
 )
-from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, tokens_from_text
+from attn_ui.inputs import escape_markdown, model_tokens, tokens_from_text, word_and_sentences
 from attn_ui.model import cached_word_across_contexts, forward, load_model
 from attn_ui.steps import labelled_lines_block, matrix_step, row
 from attn_ui.url_state import Param
@@ -69,7 +69,7 @@ SLIDES = (
     page.Section("Bank", "Static to contextual: one word through the layers", parts=2),  # the map, then the cosines
 )
 
-page.setup(page.POSITIONS, PARAMS)
+values = page.setup(page.POSITIONS, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Positions & geometry: what attention cannot see, and where queries meet keys",
@@ -84,11 +84,14 @@ with slides.controls:
     st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V.")
     d_k = st.select_slider("Head size d_k", D_K_VALUES, key="d_k", help="Even: RoPE turns pairs of features.")
 
-tokens = tokens_from_text(st.session_state["text"], MAX_TOKENS, CAT_SAT)
-t, seed = len(tokens), st.session_state["seed"]
+tokens = tokens_from_text(values.text, MAX_TOKENS, CAT_SAT)
+t, seed = len(tokens), values.seed
 x = embed_tokens(tokens, D_MODEL, seed)  # (T, C)
 w_q, w_k, w_v = qkv_projections(D_MODEL, d_k, seed)  # (C, d_k) each
 labels = [f"{i}: {token}" for i, token in enumerate(tokens)]
+# The real model, loaded once per run where a section on screen uses it (its absence said once, above the sections).
+uses_model = slides.current in (5, page.ALL_SECTIONS) or (slides.current == 4 and values.map == "real")
+model = load_model() if uses_model else None
 query = url_state.keep_in("query", range(t), min(1, t - 1))  # the word pair of sections 2 and 3
 key = url_state.keep_in("key", range(t), 0)
 
@@ -102,9 +105,9 @@ if slides.show(1):
         st.button("Shuffle", icon=":material/shuffle:", key="shuffle_button", on_click=shuffle, args=(t,), type="primary")
         st.button("Original order", key="unshuffle", on_click=st.session_state.update, kwargs={"shuffle": 0})
         st.toggle("Add sinusoidal positions to X", key="positions")
-    order = shuffled_order(t, st.session_state["shuffle"])
+    order = shuffled_order(t, values.shuffle)
     checks = {positions: order_check(x, w_q, w_k, w_v, order, positions) for positions in (False, True)}
-    check = checks[st.session_state["positions"]]
+    check = checks[values.positions]
     moved = " ".join(tokens[i] for i in order.tolist())
     unmoved = " (the original order: press *Shuffle*)" if torch.equal(order, torch.arange(t)) else ""
     gist = " · without positions, A(P X) = P A(X)" if slide.presenting() else ""  # a slide's one line of text above
@@ -166,7 +169,7 @@ if slides.show(3):
             st.selectbox("Query word", range(t), format_func=labels.__getitem__, key="query", width=220)
         st.slider("Position m", 0, MAX_POSITION, key="m")
     rotation = pair_rotation(x[query] @ w_q, pair_index, MAX_POSITION + 1)
-    rotation_block(rotation, st.session_state["m"])
+    rotation_block(rotation, values.m)
 
 if slides.show(4):
     lead(
@@ -188,16 +191,16 @@ if slides.show(4):
     found = None
     if source == "toy":
         q, k = x @ w_q, x @ w_k  # (T, d_k) each
-        scale = default_scale(d_k) if st.session_state["scaled"] else 1.0
-        found = query_key_map(q, k, weights_from(q, k, scale), st.session_state["top"])
+        scale = default_scale(d_k) if values.scaled else 1.0
+        found = query_key_map(q, k, weights_from(q, k, scale), values.top)
         map_tokens = tokens
-        title = f"Toy head, d_k = {d_k}, " + ("softmax(QKᵀ/√d_k)" if st.session_state["scaled"] else "softmax(QKᵀ), unscaled")
-    elif (model := load_model()) is not None:
-        encoded = model_tokens(model, st.session_state["text"], MODEL_TOKENS, CAT_SAT)
+        title = f"Toy head, d_k = {d_k}, " + ("softmax(QKᵀ/√d_k)" if values.scaled else "softmax(QKᵀ), unscaled")
+    elif model is not None:
+        encoded = model_tokens(model, values.text, MODEL_TOKENS, CAT_SAT)
         run = forward(model, tuple(encoded.texts), MODEL_TOKENS)
-        layer, head = st.session_state["layer"], st.session_state["head"]
+        layer, head = values.layer, values.head
         q, k, weights = head_queries_keys(run, layer, head)
-        found = query_key_map(q, k, weights, st.session_state["top"])
+        found = query_key_map(q, k, weights, values.top)
         map_tokens, title = encoded.tokens[0], f"MiniLM, layer {layer}, head {head}"
     if found is not None:
         map_block(found, map_tokens, title)
@@ -218,19 +221,11 @@ if slides.show(5):
             "same point and part as the context sinks in.",
             "One row of the embedding table, then each layer mixes in the context.",
         )
-    with slides.section_controls():
-        left, right = st.columns([1, 2])
-        left.text_input("Word", key="word")
-        right.text_area("Sentences, one per line", key="sentences")
-    sentences = [line.strip() for line in st.session_state["sentences"][:MAX_CHARS].splitlines() if line.strip()]
-    if len(sentences) > MAX_SENTENCES:
-        st.warning(f"{len(sentences)} sentences given; this compares the first {MAX_SENTENCES}.")
-    model = load_model()
+    chosen = word_and_sentences(slides.section_controls(), values, MAX_SENTENCES)
     if model is not None:
-        chosen = tuple(sentences[:MAX_SENTENCES])
         try:
-            paths = word_paths(model, chosen, st.session_state["word"])
-            contexts = cached_word_across_contexts(model, chosen, st.session_state["word"])
+            paths = word_paths(model, chosen, values.word)
+            contexts = cached_word_across_contexts(model, chosen, values.word)
         except ValueError as problem:
             st.info(escape_markdown(str(problem)))
         else:
@@ -253,7 +248,7 @@ if slides.show(5):
                     page.REAL_MODEL.path,
                     label="The same cosines in the Real model view",
                     icon=page.REAL_MODEL.icon,
-                    query_params={"slide": "4", "word": st.session_state["word"], "sentences": "\n".join(chosen)},
+                    query_params={"slide": "4", "word": values.word, "sentences": "\n".join(chosen)},
                 )
 
 page.publish(PARAMS)

@@ -7,6 +7,7 @@ import torch
 
 from attn_core import MiniLM, default_scale, embed_tokens, qkv_projections, tokenize
 from attn_core.geometry import head_queries_keys, order_check, position_scores, query_key_map, shuffled_order, weights_from
+from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
 from tests.conftest import assert_clean, chart_frames, chart_headings, open_view, texts
 
 POSITIONS = "pages/8_Positions.py"
@@ -165,3 +166,14 @@ def test_a_word_missing_from_the_sentences_is_said_not_raised():
     at = open_view(POSITIONS, slide="5", word="river", sentences="I deposited money at the bank\nWe sat on the river bank")
     assert_clean(at)
     assert any("at least two of the sentences" in text for text in texts(at, "info"))
+
+
+def test_without_the_model_the_toy_sections_work_and_the_real_ones_say_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))  # an empty folder as the only source: no model at all
+    at = open_view(POSITIONS, map="real")
+    assert_clean(at)
+    assert [PACKAGE_PIN in error for error in texts(at, "error")] == [True]  # said once
+    headings = chart_headings(at)
+    assert any(heading.startswith("Weights, shuffled") for heading in headings)
+    assert any(heading.startswith("RoPE: score of") for heading in headings)
+    assert not [heading for heading in headings if heading.startswith(("MiniLM", "“bank”"))]
