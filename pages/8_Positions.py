@@ -69,16 +69,15 @@ SLIDES = (
     page.Section("Bank", "Static to contextual: one word through the layers", parts=2),  # the map, then the cosines
 )
 
-values = page.setup(page.POSITIONS, PARAMS)
-slides = page.Slides(
-    SLIDES,
-    "Positions & geometry: what attention cannot see, and where queries meet keys",
-    (
-        "Self-attention compares every token with every other by content alone: without positions it treats a "
-        "sentence as a **set**. This view shows that, two ways of putting positions in (added sinusoids and rotary "
-        "embeddings), and the attention of one head as a picture: its queries and keys as points of one map."
-    ),
+TITLE = "Positions & geometry: what attention cannot see, and where queries meet keys"
+INTRO = (
+    "Self-attention compares every token with every other by content alone: without positions it treats a "
+    "sentence as a **set**. This view shows that, two ways of putting positions in (added sinusoids and rotary "
+    "embeddings), and the attention of one head as a picture: its queries and keys as points of one map."
 )
+
+values = page.setup(page.POSITIONS, PARAMS)
+slides = page.Slides(SLIDES, TITLE, INTRO)
 with slides.controls:
     st.text_area("Sentence", key="text", help=f"Words, punctuation and emoji each become a token; at most {MAX_TOKENS}.")
     st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V.")
