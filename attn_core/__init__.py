@@ -1,8 +1,8 @@
 """attn_core: the Attention Explorer engine (torch only, CPU or CUDA; never imports streamlit).
 
-The names below are the engine's API: attention and its masks, the tiled kernel, multi-head attention, positions,
-the toy weights and the real model. What a single view computes lives in that view's module (attn_core.masking,
-attn_core.scaling, attn_core.walkthrough, attn_core.sweep, ...), imported from there.
+The names below are the engine's API: attention and its masks, the online-softmax and tiled kernels, multi-head
+attention, positions, the toy weights, the step-by-step walk and the real model. What a single view computes lives in
+that view's module (attn_core.masking, attn_core.scaling, attn_core.geometry, attn_core.sweep, ...), imported from there.
 """
 
 from attn_core.attention import (
@@ -35,6 +35,7 @@ from attn_core.real_model import MiniLM, ModelIntegrityError, ModelUnavailableEr
 from attn_core.text import tokenize
 from attn_core.tiled import TileStats, attention_flops, tile_classes, tiled_attention
 from attn_core.toy import embed_tokens, projection, qkv_projections
+from attn_core.walkthrough import Walkthrough, build_walkthrough
 
 __all__ = [
     "AttentionSteps",
@@ -44,10 +45,12 @@ __all__ = [
     "MultiHeadSteps",
     "TileStats",
     "additive_mask",
+    "Walkthrough",
     "attend",
     "attention_flops",
     "available_devices",
     "blockwise_attention",
+    "build_walkthrough",
     "causal_mask",
     "check_head_count",
     "cross_attention",
