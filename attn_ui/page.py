@@ -100,6 +100,8 @@ PRESENTER = (
     Param("part", 1, url_state.integer(1, 9)),  # of the open section, in presenter mode
 )
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
+IGNORED = "_ignored"  # session-state key: the link's ignored values, each with its reason (url_state.restore)
+PUBLISHED = "_published"  # session-state key: the values of the view's controls at the end of the last run
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
 # Both modes: the charts' theme, and out of sight the window's size (and on a slide, a clicker's keys).
 PAGE_STYLE = (
@@ -109,7 +111,8 @@ PAGE_STYLE = (
 </style>"""
 )
 # A slide: type large enough for the back of a hall (larger on taller screens), the page's margins down to a thin
-# frame, Streamlit's header see-through so that the slide's bar sits beside its buttons, and a compact section title.
+# frame, Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, and
+# the notes above the section (Slides) in a caption's type with a thin frame: they keep the charts' room small.
 PRESENTER_STYLE = (
     PAGE_STYLE
     + f"""<style>
@@ -123,6 +126,9 @@ html {{ font-size: {slide.TYPE_PX}px; }}
 .st-key-slide_bar p {{ margin: 0; }}
 .st-key-slide_bar button {{ min-height: 2.2rem; padding: 0 0.75rem; }}
 .st-key-_section {{ display: none; }}
+.st-key-{slide.NOTES_CONTAINER} {{ gap: 0.3rem; margin-bottom: {slide.NOTES_GAP_REM - slide.GAP_REM}rem; }}
+.st-key-{slide.NOTES_CONTAINER} [data-testid="stAlertContainer"] {{ padding: 0.2rem 0.6rem; }}
+.st-key-{slide.NOTES_CONTAINER} [data-testid="stAlertContainer"] :is(p, li) {{ font-size: 0.875rem; line-height: 1.4; }}
 </style>"""
 )
 
@@ -168,7 +174,14 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
             del st.session_state[key]
         st.session_state["_view"] = view.path
     st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
-    url_state.restore(params + PRESENTER if view != HOME else params)
+    restoring = params + PRESENTER if view != HOME else params
+    ignored = url_state.restore(restoring)
+    # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
+    # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
+    if ignored:
+        st.session_state[IGNORED], st.session_state[PUBLISHED] = ignored, _values(restoring)
+    elif _values(restoring) != st.session_state.get(PUBLISHED):
+        st.session_state.pop(IGNORED, None)
     with st.sidebar:
         st.markdown("**Attention Explorer**")
         for item in (HOME, *VIEWS):
@@ -189,6 +202,12 @@ def publish(params: tuple[Param, ...]) -> None:
     """Call last: the view's controls, and the presenter's mode and slide, written to the URL and the view's link."""
     url_state.publish(params + PRESENTER)
     downloads.share(params + PRESENTER)
+    st.session_state[PUBLISHED] = _values(params + PRESENTER)
+
+
+def _values(params: tuple[Param, ...]) -> tuple:
+    """The controls' values now, to tell whether the user changed one since the last run."""
+    return tuple(st.session_state.get(param.key) for param in params)
 
 
 @dataclass(frozen=True)
@@ -235,11 +254,13 @@ class Slides:
                 with st.container(key="slide_hidden"):
                     slide.read_window_size()  # a wide window gives the charts more room (attn_ui.slide.sharing)
             self.controls = st.sidebar
-        # What the view draws above its sections (a note on its input, a warning about its controls) goes into one
-        # container, entered for the rest of the run until the picker is drawn, so that the picker keeps its place
-        # in the page whether it holds anything or not: a note that comes or goes no longer redraws the section.
-        self._above = st.container()
+        # What the view draws above its sections (the link's ignored values, a note on its input, a warning about its
+        # controls) goes into one container, entered for the rest of the run until the picker is drawn, so that the
+        # picker keeps its place in the page whether it holds anything or not: a note that comes or goes no longer
+        # redraws the section. On a slide the browser reports its height, which the charts leave it (attn_ui.slide).
+        self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()
+        url_state.report_ignored(st.session_state.get(IGNORED, []))
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name

@@ -5,7 +5,9 @@ Streamlit does not tell a script how large the window is, and a chart's text mus
 the chart fits the screen: CSS that scales a drawn chart would shrink its text with it, and Vega's container sizing
 stretches the plot but not a heatmap's cells per token. So the window reports its size (on opening and after a
 resize), the script reruns with it, and each chart is drawn at the size the slide leaves it. Until the window has
-reported, the smallest screen presenters use is assumed, so that the first slide drawn already fits.
+reported, the smallest screen presenters use is assumed, so that the first slide drawn already fits. On a slide it
+reports the height of the notes drawn above the section too (a message on the input, a link's ignored parameters, a
+button to press first), whatever they hold and however their text wraps, and the charts take the room they leave.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import streamlit as st
 
 SMALLEST = (1024, 576)  # pixels: a 1280 × 720 projector at 125 % zoom
 VIEWPORT_KEY = "_viewport"  # session state: the window's (width, height) as last reported
+NOTES_KEY = "_notes_px"  # session state: the height of the open slide's notes (page.Slides), as last reported
+NOTES_CONTAINER = "slide_notes"  # the key of the notes' container (page.Slides); its class is st-key-slide_notes
 SIDE_PX = 64  # pixels left and right of the slide (the sidebar's open button lies in the left one)
 TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL_PX high; TALL_TYPE_PX on a taller one
 TALL_TYPE_PX = 21
@@ -29,7 +33,8 @@ ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
 # type.
 CHROME_REM = 8.4
 LINE_REM = 1.7  # a line of text on a slide (its lead, a caption)
-GAP_REM = 1  # between the charts and text under them
+GAP_REM = 1  # between the charts and text under them, as between any two elements of a page
+NOTES_GAP_REM = 0.5  # between the notes above a section and its title (page.PRESENTER_STYLE): a slide's room is small
 # Outside presenter mode: from this window width, rows of charts grow with the main column, which is the window less
 # the sidebar (when open) and the column's side padding, in Streamlit's own 16-px type.
 WIDE_PX = 1600
@@ -39,33 +44,46 @@ PAGE_TYPE_PX = 16
 
 # The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize, but
 # only where the size matters: on a slide always, on a scrolling page when the window is or was at least ``wide``
-# pixels wide (a narrower one draws as it always did, and a report would only cost a rerun). The script's last known
-# size comes back as ``known``, so that a remount of the same size reports nothing.
+# pixels wide (a narrower one draws as it always did, and a report would only cost a rerun). On a slide (``notes``:
+# the notes' container's key) it adds the notes' height, measured 150 ms after the page's content last changed size,
+# as it does when a note comes, goes or wraps anew. The script's last known report comes back as ``known``, so that a
+# remount with the same size and notes reports nothing.
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data }) {
-  const { known, wide } = data;
+  const { known, wide, notes } = data;
+  const notesHeight = () => {
+    const box = notes && document.querySelector(".st-key-" + notes);
+    return box ? Math.round(box.getBoundingClientRect().height) : 0;
+  };
   const report = () => {
-    const size = [window.innerWidth, window.innerHeight];
+    const size = [window.innerWidth, window.innerHeight, notesHeight()];
     const matters = size[0] >= wide || (known && known[0] >= wide);
-    if (matters && !(known && known[0] === size[0] && known[1] === size[1])) setStateValue("size", size);
+    if (matters && !(known && size.every((n, i) => n === known[i]))) setStateValue("size", size);
   };
   let timer;
-  const onResize = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
-  window.addEventListener("resize", onResize);
-  report();
-  return () => { clearTimeout(timer); window.removeEventListener("resize", onResize); };
+  const later = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
+  window.addEventListener("resize", later);
+  const content = new ResizeObserver(later);
+  const main = document.querySelector("[data-testid='stMainBlockContainer']");
+  if (notes && main) content.observe(main);  // fires once at once, then as the page's content changes size
+  else report();
+  return () => { clearTimeout(timer); content.disconnect(); window.removeEventListener("resize", later); };
 }
 """
 _window_size = st.components.v2.component("attention_explorer.window_size", js=_WINDOW_SIZE_JS)
 
 
 def read_window_size() -> None:
-    """Mount the component that reports the window's size (call it where the page can hold an invisible element)."""
-    data = {"known": st.session_state.get(VIEWPORT_KEY), "wide": 0 if presenting() else WIDE_PX}
+    """Mount the component that reports the window's size, and on a slide its notes' height (call it where the page
+    can hold an invisible element)."""
+    known = [*st.session_state[VIEWPORT_KEY], notes_height()] if VIEWPORT_KEY in st.session_state else None
+    data = {"known": known, "wide": 0 if presenting() else WIDE_PX, "notes": NOTES_CONTAINER if presenting() else None}
     result = _window_size(key="window_size", data=data, on_size_change=_rerun_only, height=0)
     size = result.get("size")
-    if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) and 200 <= n <= 10_000 for n in size):
-        st.session_state[VIEWPORT_KEY] = tuple(size)
+    if isinstance(size, list) and len(size) == 3 and all(isinstance(n, int) for n in size):
+        width, height, notes = size
+        if 200 <= width <= 10_000 and 200 <= height <= 10_000 and 0 <= notes <= height:
+            st.session_state[VIEWPORT_KEY], st.session_state[NOTES_KEY] = (width, height), notes
 
 
 def _rerun_only() -> None:
@@ -79,6 +97,11 @@ def presenting() -> bool:
 def window() -> tuple[int, int]:
     """The window's (width, height) in CSS pixels; SMALLEST until the browser has said."""
     return st.session_state.get(VIEWPORT_KEY, SMALLEST)
+
+
+def notes_height() -> int:
+    """Pixels that the notes above the open slide's section take (0 when there are none, or off a slide)."""
+    return st.session_state.get(NOTES_KEY, 0) if presenting() else 0
 
 
 @dataclass(frozen=True)
@@ -112,16 +135,19 @@ def slide_room() -> Room | None:
 def sharing(count: int, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Iterator[None]:
     """Within the block, ``count`` charts share the slide's width side by side, less ``aside`` pixels kept beside
     them (a column of metrics), and have its height, less the lines of text that the slide shows above them (its
-    lead) and below them (captions, metrics), and the gap above the latter. Outside presenter mode, on a window at
-    least WIDE_PX wide, they share the main column's width likewise (the page scrolls: no height); on a narrower one,
-    nothing changes."""
+    lead), the notes above its section, and below them (captions, metrics), and the gaps under the notes and above
+    the latter. Outside presenter mode, on a window at least WIDE_PX wide, they share the main column's width likewise
+    (the page scrolls: no height); on a narrower one, nothing changes."""
     width, height = window()
     blocks = count + (aside > 0)  # blocks side by side, a gap between two
     if presenting():
         rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
+        text_rem = CHROME_REM + (lines_above + lines_below) * LINE_REM + GAP_REM * (lines_below > 0)
+        notes = notes_height()
+        notes_px = notes + NOTES_GAP_REM * rem if notes else 0  # the notes and the gap under them
         share = Room(
             width=int((width - 2 * SIDE_PX - aside - (blocks - 1) * ROW_GAP_REM * rem) / count),
-            height=int(height - (CHROME_REM + (lines_above + lines_below) * LINE_REM + GAP_REM * (lines_below > 0)) * rem),
+            height=int(height - notes_px - text_rem * rem),
         )
     elif width >= WIDE_PX:
         column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX - aside

@@ -51,7 +51,7 @@ FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's 
 # Pixels a side of a grid's panel on a slide at least: panels are an overview without token labels (each cell's
 # tooltip names its tokens), so 16 heads fit a 1024 × 576 slide; a head's own heatmap labels every token.
 SLIDE_MIN_PANEL = 72
-MIN_CHART = 270  # pixels: the lowest bar or line chart on a slide, its title and labels included
+MIN_CHART = 240  # pixels: the lowest bar or line chart on a slide, its title and labels included (a plot of 130)
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
 

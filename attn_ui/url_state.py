@@ -190,8 +190,9 @@ class Values:
         return st.session_state[name]
 
 
-def restore(params: Iterable[Param]) -> None:
-    """Before the controls: give each control not yet on screen its value from the URL."""
+def restore(params: Iterable[Param]) -> list[str]:
+    """Before the controls: give each control not yet on screen its value from the URL. Returns the link's values
+    that were ignored, each with its reason (for ``report_ignored``)."""
     problems = []
     for param in params:
         if param.key in st.session_state:
@@ -208,6 +209,11 @@ def restore(params: Iterable[Param]) -> None:
             except ValueError as reason:
                 problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}")
         st.session_state[param.key] = value
+    return problems
+
+
+def report_ignored(problems: list[str]) -> None:
+    """The link's ignored values (``restore``'s answer), if any."""
     if problems:
         st.warning("Some link parameters were ignored, defaults used instead:\n\n- " + "\n- ".join(problems))
 

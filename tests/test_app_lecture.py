@@ -15,7 +15,7 @@ from attn_core.masking import masked_batch_attention
 from attn_core.walkthrough import FIXED_SIZES
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
 from attn_ui.page import VIEWS
-from attn_ui.slide import VIEWPORT_KEY
+from attn_ui.slide import NOTES_KEY, VIEWPORT_KEY
 from attn_ui.url_state import mask_to_text
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
@@ -266,6 +266,34 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
         assert_clean(at)
         assert at.session_state["text"] == " ".join(["word"] * fitting)
         assert not [text for text in texts(at, "caption") if "do not fit this window" in text]
+
+
+@pytest.mark.parametrize(("notes_px", "crowded"), [(0, False), (400, True)])
+def test_a_slide_leaves_its_notes_the_height_the_browser_reported(notes_px, crowded):
+    """The notes above a slide's section (a message on the input, the link's ignored values) take the height the
+    browser reported (attn_ui.slide): on a full-HD window, 16 tokens' weights fit under no notes, not under 400 px."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"present": "on", "slide": "4", "text": SENTENCE})
+    at.switch_page(PIPELINE)
+    at.session_state[VIEWPORT_KEY] = (1920, 1080)
+    at.run()
+    at.session_state[NOTES_KEY] = notes_px  # as the browser's report does, on the view's second run
+    at.run()
+    assert_clean(at)
+    assert bool([text for text in texts(at, "caption") if "16 tokens do not fit this window" in text]) == crowded
+
+
+def test_a_links_ignored_values_stay_until_a_control_changes():
+    """A slide's window reports its size (and its notes' height) right after opening, which reruns the view: the
+    link's ignored values are still said then, and go once the user changes a control."""
+    at = open_view(PIPELINE, present="on", slide="1", preset="nonsense", d_model="abc")
+    ignored = [text for text in texts(at, "warning") if text.startswith("Some link parameters were ignored")]
+    assert len(ignored) == 1 and "preset = “nonsense”" in ignored[0] and "d_model = “abc”" in ignored[0]
+    at.run()  # the rerun that follows the window's report: no control changed
+    assert [text for text in texts(at, "warning") if text.startswith("Some link parameters were ignored")] == ignored
+    at.button(key="slide_next").click().run()
+    assert_clean(at)
+    assert not [text for text in texts(at, "warning") if text.startswith("Some link parameters were ignored")]
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
