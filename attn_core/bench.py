@@ -27,6 +27,7 @@ from attn_core.sweep import (
     DEFAULT_LENGTHS,
     DEFAULT_TIME_BUDGET,
     DEFAULT_WINDOW,
+    MASK_FORMS,
     METHODS,
     TABLE_COLUMNS,
     Point,
@@ -43,11 +44,12 @@ from attn_core.tuning import cache_path, machine_key, tune
 
 REFERENCE_FILE = Path(__file__).with_name("reference_results.json")
 REFERENCE_COMMAND = "python -m attn_core.bench --reference"
-# The Cost view's default shape (B=1, H=8, d=64, float32) from T=128 to 4,096, every method under each mask.
+# The Cost view's default shape (B=1, H=8, d=64, float32) from T=128 to 4,096, every method under each mask of its
+# menu with the view's default sizes.
 REFERENCE_SETTINGS = Settings(
     lengths=tuple(2**p for p in range(7, 13)),
     repeats=5,
-    masks=("none", "causal", f"window:{DEFAULT_WINDOW}"),
+    masks=("none", "causal", f"window:{DEFAULT_WINDOW}", "documents:4", "prefix:256", f"global:{DEFAULT_WINDOW}:16"),
     time_budget=3600.0,
 )
 
@@ -121,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--d-head", type=int, default=64)
     parser.add_argument("--dtype", choices=list(DTYPES), default="float32")
     parser.add_argument("--causal", action="store_true", help="the same as --masks causal")
-    parser.add_argument("--masks", nargs="+", default=[], help="masks to run each method under: none, causal, window:W")
+    parser.add_argument("--masks", nargs="+", default=[], help=f"masks to run each method under: {MASK_FORMS}")
     parser.add_argument("--device", default="cpu", help=f"one of {', '.join(available_devices())}")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
