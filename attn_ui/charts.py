@@ -1,28 +1,36 @@
-"""Every chart of the app, in one place, with one theme: each a Vega-Lite spec written as a dict.
+"""Every chart of the app, in one place, with one theme: each built with Altair and compiled to a Vega-Lite spec.
 
-Plain specs rather than Altair's objects: Altair checked each object against the JSON schema as it was made, which
-was most of a rerun (30 ms a heatmap), and importing it added half a second to the server's start. The tests
-validate every builder's output against the schema instead (tests/test_charts.py).
+A builder is a plain function: it takes the values and labels to draw and returns the compiled spec, a dict, its
+data the DataFrame ``spec["datasets"]["cells"]`` (``attn_ui.draw`` sends it to the browser as Arrow and caches the
+spec per input). Specs are compiled without Altair's JSON-schema check (``to_dict(validate=False)``), which was most
+of a rerun (30 ms a heatmap); the tests validate every builder's output against the schema instead
+(tests/test_charts.py).
 
-The theme (``CONFIG``) sets text sizes readable from the back of a lecture hall; colours of text and background
-come from Streamlit's light or dark theme, so charts follow the active one. Each chart's data is a DataFrame, its
-dataset "cells"; a spec does not depend on the values otherwise, so new values update a chart in place.
+The theme (``theme``, registered with Altair and enabled once, when this module is imported) sets text sizes readable
+from the back of a lecture hall; colours of text and background come from Streamlit's light or dark theme, so charts
+follow the active one. A spec does not depend on the values otherwise than through its data, so new values update a
+chart in place.
 
 Colour conventions: a sequential scale for attention weights (0..1) that reads in grayscale and
 for colour-blind viewers, a diverging scale centred on 0 for scores and other signed values, two
 named categories for boolean masks, and grey, labelled cells for masked entries.
 
-Heatmaps are sized in pixels per cell so that every token gets its label on both axes; a page
-places them in a wrapping row (``attn_ui.steps.row``) whose width comes from ``heatmap_width``. Where cells would be
-too small to label or to hover (every head of the real model), ``head_thumbnails`` draws each matrix as an image in
-the same colours.
+Sizes: every pixel constant is at the top of this module, and the functions under "How big a chart is" compute a
+heatmap's cells, width and frame from them; ``attn_ui.steps`` gives each chart its block on the page from those.
+Heatmaps are sized in pixels per cell so that every token gets its label on both axes; a page places them in a
+wrapping row (``attn_ui.steps.row``). Where cells would be too small to label or to hover (every head of the real
+model), ``head_thumbnails`` draws each matrix as an image in the same colours.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
+import functools
 import io
 import json
+from collections.abc import Callable
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -58,13 +66,13 @@ LINE_WIDTH = 440  # pixels of a line chart that shares a row
 PLOT_HEIGHT = 240  # pixels of the plot area of a labelled_lines chart, legend and labels not included
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
 PANEL_SPACING = 4  # pixels between the panels of a grid of small heatmaps or thumbnails
+LAYOUTS_KEPT = 256  # compiled specs kept, without their data: about 10 kB a heatmap of a 32-token sentence
 PICKED_HEAD = "picked_head"  # the selection of head_thumbnails: the layer and head of the thumbnail clicked
 # Vega's viridis scheme (vega-scale): the colours its scale interpolates between, which head_thumbnails' images reproduce.
 VIRIDIS = (
     "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d1f988b1fa088"
     "22a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725"
 )
-SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # the Vega-Lite of Streamlit 1.67 and Altair 6
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
 THEME_CSS = """<style>
@@ -93,13 +101,24 @@ CONFIG = {
     # screen reader is better served by the chart's description and its Numbers table. Axes and legends keep theirs.
     "mark": {"aria": False},
 }
+THEME = "attention_explorer"
+# Altair checks every object against the JSON schema as it is made (its "debug mode"), which took most of a rerun;
+# the tests check every builder's output instead.
+alt.utils.schemapi.disable_debug_mode()
+CELLS = alt.NamedData("cells")  # every chart's data: the named dataset "cells", a DataFrame until it is sent
+
+
+@alt.theme.register(THEME, enable=True)
+def theme() -> alt.theme.ThemeConfig:
+    """The app's one theme, which Altair merges into every spec it compiles (the spec's own config wins)."""
+    return {"config": CONFIG}
 
 
 def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
     return token if len(token) <= limit else token[: limit - 1] + "…"
 
 
-def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> dict:
+def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
     """An axis over integer positions that shows the tokens (duplicates stay distinct).
 
     Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
@@ -109,35 +128,41 @@ def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = F
     names = json.dumps([short_label(label) for label in labels])
     every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
     fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
-    return {
-        "title": title,
-        "labelExpr": f"{names}[datum.value]",
-        "labelAngle": 0 if fits_across else -90,
-        "labelOverlap": False,
-        "values": list(range(0, len(labels), every)),
-    }
+    return alt.Axis(
+        title=title,
+        labelExpr=f"{names}[datum.value]",
+        labelAngle=0 if fits_across else -90,
+        labelOverlap=False,
+        values=list(range(0, len(labels), every)),
+    )
 
 
 # The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
 # dataset "cells") rather than written into the spec: a spec that does not depend on the values lets the browser
 # update a chart's data in place when only the values change (a new seed), instead of compiling and drawing it anew.
 BOUND_PARAMS = [
-    {"name": "value_range", "expr": "extent(pluck(data('cells'), 'value'))"},
-    {"name": "bound", "expr": "max(abs(value_range[0]), abs(value_range[1])) || 1"},
+    alt.VariableParameter(name="value_range", expr="extent(pluck(data('cells'), 'value'))"),
+    alt.VariableParameter(name="bound", expr="max(abs(value_range[0]), abs(value_range[1])) || 1"),
 ]
 
 
-def _colour(kind: str, legend_side: str = "bottom") -> dict:
-    """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right."""
+def _scale_params(kind: str) -> dict:
+    """The chart's parameters its colour scale needs: the bound of a signed scale, none for the others."""
+    return {"params": BOUND_PARAMS} if kind == "signed" else {}
+
+
+def _colour(kind: str, legend_side: str = "bottom", **condition: dict) -> alt.Color:
+    """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right (and a
+    ``condition``, a colour for the cells it picks, where given)."""
     if kind == "mask":
-        scale = {"domain": ["allowed", "blocked"], "range": [ALLOWED_COLOUR, MASKED_COLOUR]}
-        return {"field": "category", "type": "nominal", "scale": scale, "title": None, "legend": {"orient": legend_side}}
+        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
+        return alt.Color(field="category", type="nominal", scale=scale, title=None, legend=alt.Legend(orient=legend_side))
     if kind == "weights":
-        scale = {"scheme": "viridis", "domain": [0, 1]}
+        scale = alt.Scale(scheme="viridis", domain=[0, 1])
     else:
-        scale = {"scheme": "blueorange", "domain": {"expr": "[-bound, bound]"}, "domainMid": 0}
-    legend = {"orient": legend_side, "direction": "horizontal" if legend_side == "bottom" else "vertical"}
-    return {"field": "value", "type": "quantitative", "scale": scale, "title": None, "legend": legend}
+        scale = alt.Scale(scheme="blueorange", domain=alt.ExprRef("[-bound, bound]"), domainMid=0)
+    legend = alt.Legend(orient=legend_side, direction="horizontal" if legend_side == "bottom" else "vertical")
+    return alt.Color(field="value", type="quantitative", scale=scale, title=None, legend=legend, **condition)
 
 
 def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
@@ -257,47 +282,84 @@ def heatmap(
         "value": shown_values.ravel(),
     }
     cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect, compact_height)
-    position = {
-        "x": {"field": "col", "type": "ordinal", "axis": _label_axis(col_labels, col_title, cell_width)},
-        "y": {"field": "row", "type": "ordinal", "axis": _label_axis(row_labels, row_title, cell_height, horizontal=True)},
-    }
-    names = {row_title: f"datum[{json.dumps(row_title)}]", col_title: f"datum[{json.dumps(col_title)}]"}
-    cell = {"type": "rect", "width": cell_width, "height": cell_height}
+    numbers = kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP
     if kind == "mask":
         columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
-        tooltip = _tooltip(names | {"category": "datum.category"})
-        layers = [{"mark": {**cell, "tooltip": tooltip}, "encoding": {**position, "color": _colour(kind, legend_side)}}]
     else:
         finite = np.where(infinite, 0, values)
         columns["masked"] = infinite.ravel()
         columns["tip"] = np.where(infinite, "−∞ (masked)", np.char.mod("%.4f", finite)).ravel()
-        # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
-        colour = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}, **_colour(kind, legend_side)}
-        tooltip = _tooltip(names | {"value": "datum.tip"})
-        layers = [{"mark": {**cell, "invalid": "show", "tooltip": tooltip}, "encoding": {**position, "color": colour}}]
-        if values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP:
-            columns["text"] = np.where(infinite, "−∞", np.char.mod("%.2f", finite)).ravel()
-            columns["dark"] = _dark_cells(kind, finite).ravel()
-            text_colour = {"condition": {"test": "datum.dark", "value": "white"}, "value": "black"}
-            # The number lies over its cell: hovering it shows the cell's tooltip, not Streamlit's default (row, col, text).
-            text = {**position, "text": {"field": "text"}, "color": text_colour}
-            layers.append(_layer({"type": "text", "tooltip": tooltip}, text))
+    if numbers:
+        columns["text"] = np.where(infinite, "−∞", np.char.mod("%.2f", finite)).ravel()
+        columns["dark"] = _dark_cells(kind, finite).ravel()
     if highlight is not None:
-        outline = {**cell, "fill": None, "stroke": HIGHLIGHT_COLOUR, "strokeWidth": 3, "tooltip": tooltip}
         columns["highlight"] = rows == highlight
+    layout = {
+        "row_labels": tuple(row_labels),
+        "col_labels": tuple(col_labels),
+        "kind": kind,
+        "row_title": row_title,
+        "col_title": col_title,
+        "title": title,
+        "subtitle": tuple(subtitle),
+        "cell_width": cell_width,
+        "cell_height": cell_height,
+        "legend_side": legend_side,
+        "numbers": numbers,
+        "highlight": highlight is not None,
+    }
+    return _compile(_heatmap_chart, pd.DataFrame(columns), **layout)
+
+
+def _heatmap_chart(
+    row_labels: tuple[str, ...],
+    col_labels: tuple[str, ...],
+    kind: str,
+    row_title: str,
+    col_title: str,
+    title: str,
+    subtitle: tuple[str, ...],
+    cell_width: float,
+    cell_height: float,
+    legend_side: str,
+    numbers: bool,
+    highlight: bool,
+) -> alt.LayerChart:
+    """``heatmap``'s chart: cells, with their ``numbers`` written on them, and a ``highlight``ed row outlined."""
+    position = {
+        "x": alt.X(field="col", type="ordinal", axis=_label_axis(col_labels, col_title, cell_width)),
+        "y": alt.Y(field="row", type="ordinal", axis=_label_axis(row_labels, row_title, cell_height, horizontal=True)),
+    }
+    names = {row_title: f"datum[{json.dumps(row_title)}]", col_title: f"datum[{json.dumps(col_title)}]"}
+    cell = {"width": cell_width, "height": cell_height}
+    if kind == "mask":
+        tooltip = _tooltip(names | {"category": "datum.category"})
+        layers = [_layer(alt.Chart().mark_rect(**cell, tooltip=tooltip), position | {"color": _colour(kind, legend_side)})]
+    else:
+        # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
+        colour = _colour(kind, legend_side, condition={"test": "datum.masked", "value": MASKED_COLOUR})
+        tooltip = _tooltip(names | {"value": "datum.tip"})
+        layers = [_layer(alt.Chart().mark_rect(**cell, invalid="show", tooltip=tooltip), position | {"color": colour})]
+    if numbers:
+        text_colour = alt.ColorValue("black", condition={"test": "datum.dark", "value": "white"})
+        # The number lies over its cell: hovering it shows the cell's tooltip, not Streamlit's default (row, col, text).
+        text = {**position, "text": alt.Text(field="text"), "color": text_colour}
+        layers.append(_layer(alt.Chart().mark_text(tooltip=tooltip), text))
+    if highlight:
+        outline = alt.Chart().mark_rect(**cell, fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=3, tooltip=tooltip)
         # The row is a field, so a new row changes only the data; its outline's tooltip is its cell's, like the number's.
         layers.append(_layer(outline, position, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-    size = {"width": {"step": cell_width}, "height": {"step": cell_height}}
-    return _spec(f"heatmap: {title}", _heading(title, subtitle), pd.DataFrame(columns), kind, **size, layer=layers)
+    size = {"width": alt.Step(cell_width), "height": alt.Step(cell_height)}
+    return alt.layer(*layers, **size, **_scale_params(kind), **_about(f"heatmap: {title}", _heading(title, subtitle)))
 
 
-def _tooltip(entries: dict[str, str]) -> dict:
+def _tooltip(entries: dict[str, str]) -> alt.ExprRef:
     """A mark's tooltip as one Vega expression, ``entries`` mapping each line's title to its value's expression.
 
     Vega-Lite's own tooltip wraps every field in three checks, and Streamlit's Vega evaluates expressions by
     interpreting them, cell by cell, on every redraw."""
-    return {"expr": "{" + ", ".join(f"{json.dumps(title)}: {value}" for title, value in entries.items()) + "}"}
+    return alt.ExprRef("{" + ", ".join(f"{json.dumps(title)}: {value}" for title, value in entries.items()) + "}")
 
 
 def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
@@ -306,28 +368,32 @@ def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
     return pd.Categorical(np.asarray(labels, dtype=object)[positions])
 
 
-def _spec(description: str, title: str | dict, cells: pd.DataFrame, kind: str, **view) -> dict:
-    """A hand-written Vega-Lite spec: the app theme's config, a description and title, its cells as the named
-    dataset "cells", the colour scale's bound for a signed ``kind``, and the ``view`` (layers, facets...).
-
-    The cells stay a DataFrame, which ``attn_ui.draw`` sends to the browser as Arrow (building a list of dicts
-    per cell, and Streamlit converting it back to a table, took most of a rerun); ``inline_data`` writes them out
-    as the JSON rows Vega-Lite itself reads."""
-    return {
-        **({"params": BOUND_PARAMS} if kind == "signed" else {}),
-        "$schema": SCHEMA_URL,
-        "config": CONFIG,
-        "description": description,
-        "title": title,
-        "datasets": {"cells": cells},
-        "data": {"name": "cells"},
-        **view,
-    }
+def _about(description: str, title: str | alt.Title) -> dict:
+    """A chart's top-level properties besides its view: its data, the named dataset "cells", a description (for a
+    screen reader) and its title. Given to the chart's constructor: ``.properties()`` would check each against the
+    schema."""
+    return {"data": CELLS, "description": description, "title": title}
 
 
-def _heading(title: str, subtitle: tuple[str, ...]) -> str | dict:
+def _compile(chart: Callable[..., alt.TopLevelMixin], cells: pd.DataFrame, **layout: Any) -> dict:
+    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart drawn from the named dataset "cells", with the app's
+    theme; its data the DataFrame ``cells``.
+
+    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes), and
+    new values (a seed, a toggle) reuse it. The cells are attached as a DataFrame, which ``attn_ui.draw`` sends to the
+    browser as Arrow (Altair would write them out as a dict per cell, and Streamlit would convert them back to a
+    table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite itself reads."""
+    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": {"cells": cells}}
+
+
+@functools.lru_cache(maxsize=LAYOUTS_KEPT)
+def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
+    return chart(**layout).to_dict(validate=False)
+
+
+def _heading(title: str, subtitle: tuple[str, ...]) -> str | alt.Title:
     """A chart's title, with lines under it when there are any."""
-    return {"text": title, "subtitle": list(subtitle), "anchor": "start", "offset": 8} if subtitle else title
+    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8) if subtitle else title
 
 
 def inline_data(spec: dict) -> dict:
@@ -340,9 +406,10 @@ def inline_data(spec: dict) -> dict:
     return {**spec, "datasets": datasets} if datasets else spec
 
 
-def _layer(mark: dict, encoding: dict, keep: str | None = None) -> dict:
-    """One layer of a hand-written spec: a mark, its encoding, and the cells it keeps (a Vega expression)."""
-    return {"mark": mark, "encoding": encoding, **({"transform": [{"filter": keep}]} if keep else {})}
+def _layer(mark: alt.Chart, encoding: dict, keep: str | None = None) -> alt.Chart:
+    """One layer of a chart: a mark, its encoding, and the cells it keeps (a Vega expression)."""
+    layer = mark.encode(**encoding)
+    return layer.transform_filter(keep) if keep else layer
 
 
 def bars(
@@ -361,15 +428,23 @@ def bars(
     """
     positions = np.arange(len(labels))
     cells = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
-    encoding = {
-        "x": {"field": "position", "type": "ordinal", "axis": _label_axis(labels, label_title, MIN_STEP)},
-        "y": {"field": value_title, "type": "quantitative"},
-        "tooltip": [
-            {"field": label_title, "type": "nominal"},
-            {"field": value_title, "type": "quantitative", "format": ".4f"},
-        ],
-    }
-    return _spec(f"bars: {title}", _heading(title, subtitle), cells, "", mark={"type": "bar"}, encoding=encoding)
+    layout = {"labels": tuple(labels), "value_title": value_title, "label_title": label_title}
+    return _compile(_bars_chart, cells, **layout, title=title, subtitle=tuple(subtitle))
+
+
+def _bars_chart(labels: tuple[str, ...], value_title: str, label_title: str, title: str, subtitle: tuple[str, ...]) -> alt.Chart:
+    return (
+        alt.Chart(**_about(f"bars: {title}", _heading(title, subtitle)))
+        .mark_bar()
+        .encode(
+            x=alt.X(field="position", type="ordinal", axis=_label_axis(labels, label_title, MIN_STEP)),
+            y=alt.Y(field=value_title, type="quantitative"),
+            tooltip=[
+                alt.Tooltip(field=label_title, type="nominal"),
+                alt.Tooltip(field=value_title, type="quantitative", format=".4f"),
+            ],
+        )
+    )
 
 
 def bars_width(labels: list[str]) -> int:
@@ -407,52 +482,73 @@ def lines(
     if marker is not None:
         frames.append(pd.DataFrame({x_title: [float(marker)], "source": ["marker"]}))
     cells = pd.concat(frames, ignore_index=True)
-    x_ticks = sorted(set(np.asarray(x, dtype=float)))
+    layout = {
+        "x_title": x_title,
+        "y_title": y_title,
+        "x_ticks": tuple(sorted(set(np.asarray(x, dtype=float)))),
+        "log_x": log_x,
+        "log_y": log_y,
+        "names": tuple(measured),
+        "theory": bool(theory),
+        "marker": marker is not None,
+        "points": points,
+        "title": title,
+    }
+    return _compile(_lines_chart, cells, **layout)
+
+
+def _lines_chart(
+    x_title: str,
+    y_title: str,
+    x_ticks: tuple[float, ...],
+    log_x: bool,
+    log_y: bool,
+    names: tuple[str, ...],
+    theory: bool,
+    marker: bool,
+    points: bool,
+    title: str,
+) -> alt.LayerChart:
     encoding = {
         "x": _x_encoding(x_title, x_ticks, log_x),
         "y": _y_encoding(y_title, log_y),
-        "color": _series_colour(list(measured)),
+        "color": _series_colour(names),
         "tooltip": [
-            {"field": "series", "type": "nominal"},
-            {"field": "source", "type": "nominal"},
-            {"field": x_title, "type": "quantitative", "format": "g"},
-            {"field": y_title, "type": "quantitative", "format": ".4g"},
+            alt.Tooltip(field="series", type="nominal"),
+            alt.Tooltip(field="source", type="nominal"),
+            alt.Tooltip(field=x_title, type="quantitative", format="g"),
+            alt.Tooltip(field=y_title, type="quantitative", format=".4g"),
         ],
     }
-    dots = _layer({"type": "point", "filled": True, "size": 60}, encoding, "datum.source == 'measured'")
+    dots = _layer(alt.Chart().mark_point(filled=True, size=60), encoding, "datum.source == 'measured'")
     if theory:
-        layers = [_layer({"type": "line", "strokeDash": [6, 4]}, encoding, "datum.source == 'theory'"), dots]
+        layers = [_layer(alt.Chart().mark_line(strokeDash=[6, 4]), encoding, "datum.source == 'theory'"), dots]
     else:
-        layers = [_layer({"type": "line"}, encoding, "datum.source == 'measured'"), *([dots] if points else [])]
-    if marker is not None:
-        rule = {"type": "rule", "color": "grey", "strokeDash": [2, 2]}
-        layers.append(_layer(rule, {"x": {"field": x_title, "type": "quantitative"}}, "datum.source == 'marker'"))
-    return _spec(f"lines: {title}", title, cells, "", layer=layers)
+        layers = [_layer(alt.Chart().mark_line(), encoding, "datum.source == 'measured'"), *([dots] if points else [])]
+    if marker:
+        rule = alt.Chart().mark_rule(color="grey", strokeDash=[2, 2])
+        layers.append(_layer(rule, {"x": alt.X(field=x_title, type="quantitative")}, "datum.source == 'marker'"))
+    return alt.layer(*layers, **_about(f"lines: {title}", title))
 
 
-def _x_encoding(x_title: str, ticks: list[float], log_x: bool) -> dict:
+def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
     """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
     if not log_x:
-        return {"field": x_title, "type": "quantitative"}
-    shown = ticks if len(ticks) <= 8 else ticks[::2]
-    scale = {"type": "log", "base": 2}
-    return {"field": x_title, "type": "quantitative", "scale": scale, "axis": {"values": shown, "labelOverlap": False}}
+        return alt.X(field=x_title, type="quantitative")
+    shown = list(ticks if len(ticks) <= 8 else ticks[::2])
+    axis = alt.Axis(values=shown, labelOverlap=False)
+    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2), axis=axis)
 
 
-def _y_encoding(y_title: str, log_y: bool) -> dict:
-    return {"field": y_title, "type": "quantitative", **({"scale": {"type": "log"}} if log_y else {})}
+def _y_encoding(y_title: str, log_y: bool) -> alt.Y:
+    return alt.Y(field=y_title, type="quantitative", **({"scale": alt.Scale(type="log")} if log_y else {}))
 
 
-def _series_colour(names: list[str]) -> dict:
-    legend = {"orient": "top", "columns": 2}
-    return {
-        "field": "series",
-        "type": "nominal",
-        "title": None,
-        "sort": names,
-        "scale": {"scheme": "tableau10"},
-        "legend": legend,
-    }
+def _series_colour(names: tuple[str, ...]) -> alt.Color:
+    legend = alt.Legend(orient="top", columns=2)
+    return alt.Color(
+        field="series", type="nominal", title=None, sort=list(names), scale=alt.Scale(scheme="tableau10"), legend=legend
+    )
 
 
 def heatmap_grid(
@@ -487,23 +583,36 @@ def heatmap_grid(
     room = max_width - 3 * TITLE_SIZE
     panel = min(max_panel, max(min_panel, room / len(panel_names) - PANEL_SPACING))
     columns = max(1, min(len(panel_names), int(room // (panel + PANEL_SPACING))))
-    tooltip = _tooltip({name: f"datum[{json.dumps(name)}]" for name in names} | {"value": "format(datum.value, '.4f')"})
+    titles = {"panel_title": panel_title, "row_title": row_title, "col_title": col_title, "title": title}
+    return _compile(_grid_chart, cells, panel_names=tuple(panel_names), kind=kind, panel=panel, columns=columns, **titles)
+
+
+def _grid_chart(
+    panel_names: tuple[str, ...],
+    kind: str,
+    panel: float,
+    columns: int,
+    panel_title: str,
+    row_title: str,
+    col_title: str,
+    title: str,
+) -> alt.FacetChart:
+    names = {name: f"datum[{json.dumps(name)}]" for name in (panel_title, row_title, col_title)}
+    tooltip = _tooltip(names | {"value": "format(datum.value, '.4f')"})
     # A panel's size in pixels rather than a step per token: the spec then does not depend on the number of tokens,
     # so that a new sentence changes only the data, which the browser updates in place.
-    panel_spec = {
-        "width": panel,
-        "height": panel,
-        "mark": {"type": "rect", "tooltip": tooltip},
-        "encoding": {
-            "x": {"field": "col", "type": "ordinal", "axis": None},
-            "y": {"field": "row", "type": "ordinal", "axis": None},
-            "color": _colour(kind),
-        },
-    }
-    facet = {"field": "panel", "type": "ordinal", "title": panel_title, "header": _panel_header(panel_names)}
-    return _spec(
-        f"heatmap grid: {title}", title, cells, kind, facet=facet, columns=columns, spacing=PANEL_SPACING, spec=panel_spec
+    panel_chart = (
+        alt.Chart(width=panel, height=panel)
+        .mark_rect(tooltip=tooltip)
+        .encode(
+            x=alt.X(field="col", type="ordinal", axis=None),
+            y=alt.Y(field="row", type="ordinal", axis=None),
+            color=_colour(kind),
+        )
     )
+    facet = alt.Facet(field="panel", type="ordinal", title=panel_title, header=_panel_header(panel_names))
+    about = _about(f"heatmap grid: {title}", title)
+    return panel_chart.facet(facet=facet, columns=columns, spacing=PANEL_SPACING, **_scale_params(kind), **about)
 
 
 def head_thumbnails(
@@ -537,34 +646,27 @@ def head_thumbnails(
         }
     )
     panel = min(max_panel, (max_width - 3 * TITLE_SIZE) // heads - PANEL_SPACING)  # whole pixels: no blurred edge
+    return _compile(_thumbnails_chart, panels, panel=panel, title=title)
+
+
+def _thumbnails_chart(panel: int, title: str) -> alt.FacetChart:
     tooltip = _tooltip({"layer": "datum.layer", "head": "datum.head", "strongest weight": "datum.strongest"})
     # The image's pixels are stretched to the panel, each a sharp square ("smooth": false). The colour channel draws
     # the legend (an image mark has no colour of its own) from the strongest weights, on the heatmaps' scale.
-    thumbnail = {"type": "image", "width": panel, "height": panel, "aspect": False, "smooth": False}
-    panel_spec = {
-        "width": panel,
-        "height": panel,
-        # A click picks the thumbnail's layer and head: Streamlit hands them to the page (st.vega_lite_chart's on_select).
-        "params": [{"name": PICKED_HEAD, "select": {"type": "point", "fields": ["layer", "head"]}}],
-        "mark": {**thumbnail, "align": "left", "baseline": "top", "tooltip": tooltip, "cursor": "pointer"},
-        "encoding": {
-            "x": {"value": 0},
-            "y": {"value": 0},
-            "url": {"field": "image", "type": "nominal"},
-            "color": _colour("weights"),
-        },
-    }
-    row = {"field": "layer", "type": "ordinal", "title": "layer"}
-    column = {"field": "head", "type": "ordinal", "title": "head"}
-    return _spec(
-        f"head thumbnails: {title}",
-        title,
-        panels,
-        "weights",
-        facet={"row": row, "column": column},
-        spacing=PANEL_SPACING,
-        spec=panel_spec,
+    thumbnail = {"width": panel, "height": panel, "aspect": False, "smooth": False, "align": "left", "baseline": "top"}
+    # A click picks the thumbnail's layer and head: Streamlit hands them to the page (st.vega_lite_chart's on_select).
+    # The panel is named, so the selection's reference to it (Altair moves the selection to the top) is the same
+    # in every compiled spec.
+    picked = alt.selection_point(name=PICKED_HEAD, fields=["layer", "head"])
+    panel_chart = (
+        alt.Chart(name="thumbnail", width=panel, height=panel)
+        .mark_image(**thumbnail, tooltip=tooltip, cursor="pointer")
+        .encode(x=alt.XValue(0), y=alt.YValue(0), url=alt.Url(field="image", type="nominal"), color=_colour("weights"))
+        .add_params(picked)
     )
+    row = alt.Row(field="layer", type="ordinal", title="layer")
+    column = alt.Column(field="head", type="ordinal", title="head")
+    return panel_chart.facet(row=row, column=column, spacing=PANEL_SPACING, **_about(f"head thumbnails: {title}", title))
 
 
 def weight_colours(weights: np.ndarray) -> np.ndarray:
@@ -584,9 +686,9 @@ def _png_data_url(pixels: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
 
 
-def _panel_header(labels: list[str]) -> dict:
+def _panel_header(labels: list[str]) -> alt.Header:
     """A facet header that shows ``labels`` for the panels' integer positions."""
-    return {"labelExpr": f"{json.dumps(labels)}[datum.value]"}
+    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]")
 
 
 def labelled_lines(
@@ -616,24 +718,34 @@ def labelled_lines(
             value_title: values.ravel(),
         }
     )
-    encoding = {
-        "x": {"field": "position", "type": "ordinal", "axis": _label_axis(points, point_title, 2 * MIN_STEP)},
-        "y": {"field": value_title, "type": "quantitative", "scale": {"zero": False}},
-        "color": {"field": series_title, "type": "nominal", "legend": {"orient": legend_side, "columns": 1}},
-        "tooltip": [
-            {"field": series_title, "type": "nominal"},
-            {"field": point_title, "type": "nominal"},
-            {"field": value_title, "type": "quantitative", "format": ".4f"},
-        ],
-    }
+    titles = {"value_title": value_title, "point_title": point_title, "series_title": series_title, "title": title}
+    return _compile(_labelled_lines_chart, cells, points=tuple(points), **titles, legend_side=legend_side)
+
+
+def _labelled_lines_chart(
+    points: tuple[str, ...], value_title: str, point_title: str, series_title: str, title: str, legend_side: str
+) -> alt.Chart:
     # Under the plot, the legend (a line per series) and the upright labels come on top of the plot's own height
     # ("fit-x": only the width fits the column; Streamlit's default, "fit", squeezed the plot to nothing under a long
     # legend). With the legend at its right, the whole chart fits the height it is drawn at.
     if legend_side == "bottom":
-        size = {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"}}
+        size = {"height": PLOT_HEIGHT, "autosize": alt.AutoSizeParams(type="fit-x", contains="padding")}
     else:
-        size = {"autosize": {"type": "fit", "contains": "padding"}}
-    return _spec(f"lines: {title}", title, cells, "", mark={"type": "line", "point": True}, encoding=encoding, **size)
+        size = {"autosize": alt.AutoSizeParams(type="fit", contains="padding")}
+    return (
+        alt.Chart(**size, **_about(f"lines: {title}", title))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(field="position", type="ordinal", axis=_label_axis(points, point_title, 2 * MIN_STEP)),
+            y=alt.Y(field=value_title, type="quantitative", scale=alt.Scale(zero=False)),
+            color=alt.Color(field=series_title, type="nominal", legend=alt.Legend(orient=legend_side, columns=1)),
+            tooltip=[
+                alt.Tooltip(field=series_title, type="nominal"),
+                alt.Tooltip(field=point_title, type="nominal"),
+                alt.Tooltip(field=value_title, type="quantitative", format=".4f"),
+            ],
+        )
+    )
 
 
 def series_lines(
@@ -656,240 +768,22 @@ def series_lines(
         for name, (x, y) in series.items()
     ]
     cells = pd.concat(frames, ignore_index=True)
+    layout = {"x_title": x_title, "y_title": y_title, "x_ticks": tuple(sorted(set(cells[x_title]))), "log_x": log_x}
+    return _compile(_series_lines_chart, cells, **layout, log_y=log_y, names=tuple(series), title=title)
+
+
+def _series_lines_chart(
+    x_title: str, y_title: str, x_ticks: tuple[float, ...], log_x: bool, log_y: bool, names: tuple[str, ...], title: str
+) -> alt.LayerChart:
     encoding = {
-        "x": _x_encoding(x_title, sorted(set(cells[x_title])), log_x),
+        "x": _x_encoding(x_title, x_ticks, log_x),
         "y": _y_encoding(y_title, log_y),
-        "color": _series_colour(list(series)),
+        "color": _series_colour(names),
         "tooltip": [
-            {"field": "series", "type": "nominal"},
-            {"field": x_title, "type": "quantitative", "format": ","},
-            {"field": y_title, "type": "quantitative", "format": ".4g"},
+            alt.Tooltip(field="series", type="nominal"),
+            alt.Tooltip(field=x_title, type="quantitative", format=","),
+            alt.Tooltip(field=y_title, type="quantitative", format=".4g"),
         ],
     }
-    layers = [_layer({"type": "line"}, encoding), _layer({"type": "point", "filled": True, "size": 60}, encoding)]
-    return _spec(f"lines: {title}", title, cells, "", layer=layers)
-
-
-# --- The tiled kernel's tile map of a mask (the Masking view's "Masks of today's models") ----------------------------
-# Written with Altair: the chart is built as an alt.Chart on the named dataset "cells" and returned as a dict, its
-# cells kept as a DataFrame like every builder's above.
-
-TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
-TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
-TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
-
-
-def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, side: int = TILE_MAP_SIDE, title: str = "") -> dict:
-    """A (T, T) mask's tiles as the tiled kernel treats them: ``classes[i][j]`` (one of TILE_CLASSES) is the tile of
-    query block i and key block j, ``block_q`` × ``block_k`` tokens (the last ones shorter, up to ``t``); a square
-    ``side`` pixels wide holds them all. Each block's axis label is its first token; hovering a tile names its queries,
-    keys and class."""
-    q_block, k_block = np.indices((len(classes), len(classes[0]))).reshape(2, -1)  # (tiles,) each, row-major
-
-    def spans(block: np.ndarray, size: int) -> list[str]:
-        return [f"{start}–{min(t, start + size) - 1}" for start in block * size]
-
-    cells = pd.DataFrame(
-        {
-            "q_block": q_block,
-            "k_block": k_block,
-            "class": np.asarray(classes, dtype=object).ravel(),
-            "queries": spans(q_block, block_q),
-            "keys": spans(k_block, block_k),
-        }
-    )
-    colour = alt.Color(
-        "class:N",
-        scale=alt.Scale(domain=list(TILE_CLASSES), range=list(TILE_COLOURS)),
-        title=None,
-        legend=alt.Legend(orient="bottom"),
-    )
-    chart = (
-        # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-        alt.Chart(alt.NamedData("cells"), title=title, description=f"tile map: {title}")
-        .properties(width=alt.Step(side / len(classes[0])), height=alt.Step(side / len(classes)))
-        .mark_rect(stroke="white", strokeWidth=1)
-        .encode(
-            x=alt.X(
-                "k_block:O", axis=alt.Axis(title="keys", labelExpr=f"datum.value * {block_k}", labelAngle=0, labelOverlap=True)
-            ),
-            y=alt.Y("q_block:O", axis=alt.Axis(title="queries", labelExpr=f"datum.value * {block_q}", labelOverlap=True)),
-            color=colour,
-            tooltip=["queries:N", "keys:N", "class:N"],
-        )
-    )
-    return {**chart.to_dict(validate=False), "$schema": SCHEMA_URL, "config": CONFIG, "datasets": {"cells": cells}}
-
-
-# --- The Positions & geometry view's charts, written with Altair -------------------------------------------------------
-# Each is a layered Altair chart over named datasets (DataFrames, sent as Arrow by attn_ui.draw), given the app theme's
-# config by ``_altair``.
-
-ROLE_COLOURS = {"query": "#1f77b4", "key": HIGHLIGHT_COLOUR}
-MAP_LINK_WIDTH = (0.5, 8)  # pixels of a query-key line at weight 0 and at weight 1
-
-
-def _altair(chart: alt.TopLevelMixin, description: str, datasets: dict[str, pd.DataFrame]) -> dict:
-    """An Altair chart as the app's spec: its dict (not validated at run time; tests/test_charts.py validates it),
-    the theme's config, a description, and ``datasets`` as named DataFrames."""
-    spec = chart.to_dict(validate=False)
-    return {**spec, "$schema": SCHEMA_URL, "config": CONFIG, "description": description, "datasets": datasets}
-
-
-def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[float]:
-    """One domain for both axes of a map, so that a distance reads the same across and up, with a margin."""
-    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
-    pad = (high - low) * margin or 1.0
-    return [low - pad, high + pad]
-
-
-def query_key_scatter(
-    points: np.ndarray,
-    tokens: list[str],
-    links: list[tuple[int, int, float]],
-    *,
-    title: str = "",
-    subtitle: tuple[str, ...] = (),
-    axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
-) -> dict:
-    """Queries and keys as points of one map, each query joined to some keys by lines as wide as their weights.
-
-    ``points`` (2T, 2): the T queries, then the T keys; ``tokens`` their T tokens; ``links`` (query, key, weight).
-    Hover a point for its token, role and position; a line for its pair and weight.
-    """
-    t = len(tokens)
-    roles = ["query"] * t + ["key"] * t
-    dots = pd.DataFrame(
-        {
-            "x": points[:, 0],
-            "y": points[:, 1],
-            "token": tokens + tokens,
-            "role": roles,
-            "position": list(range(t)) * 2,
-        }
-    )
-    query, key, weight = (list(column) for column in zip(*links, strict=True)) if links else ([], [], [])
-    lines = pd.DataFrame(
-        {
-            "x": points[query, 0] if links else [],
-            "y": points[query, 1] if links else [],
-            "x2": points[[t + j for j in key], 0] if links else [],
-            "y2": points[[t + j for j in key], 1] if links else [],
-            "query": [tokens[i] for i in query],
-            "key": [tokens[j] for j in key],
-            "weight": np.asarray(weight, dtype=float),
-        }
-    )
-    domain = _equal_domains(points[:, 0], points[:, 1])
-    x = alt.X("x:Q", title=axis_titles[0], scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title=axis_titles[1], scale=alt.Scale(domain=domain, nice=False))
-    colour = alt.Color(
-        "role:N",
-        title=None,
-        scale=alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values())),
-        legend=alt.Legend(orient="top"),
-    )
-    link_layer = (
-        alt.Chart(alt.NamedData("links"))
-        .mark_rule(color="grey", opacity=0.6)
-        .encode(
-            x=x,
-            y=y,
-            x2="x2:Q",
-            y2="y2:Q",
-            strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(domain=[0, 1], range=list(MAP_LINK_WIDTH)), legend=None),
-            tooltip=[alt.Tooltip("query:N"), alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".3f")],
-        )
-    )
-    dot_layer = (
-        alt.Chart(alt.NamedData("points"))
-        .mark_point(filled=True, size=110, opacity=0.9)
-        .encode(
-            x=x,
-            y=y,
-            color=colour,
-            shape=alt.Shape("role:N", scale=alt.Scale(domain=list(ROLE_COLOURS), range=["circle", "diamond"]), legend=None),
-            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N"), alt.Tooltip("position:Q")],
-        )
-    )
-    label_layer = (
-        alt.Chart(alt.NamedData("points"))
-        .mark_text(align="left", dx=7, dy=-7)
-        .encode(x=x, y=y, text="token:N", color=colour, tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N")])
-    )
-    chart = alt.layer(link_layer, dot_layer, label_layer).properties(title=_heading(title, subtitle))
-    return _altair(chart, f"map: {title}", {"points": dots, "links": lines})
-
-
-def rotation_circle(points: np.ndarray, current: int, *, theta: float, title: str = "") -> dict:
-    """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
-    with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
-    radius = float(np.hypot(*points[0])) or 1.0
-    angles = np.linspace(0, 2 * np.pi, 73)
-    circle = pd.DataFrame({"x": radius * np.cos(angles), "y": radius * np.sin(angles), "order": np.arange(73)})
-    positions = pd.DataFrame(
-        {
-            "x": points[:, 0],
-            "y": points[:, 1],
-            "position": np.arange(len(points)),
-            "angle": [f"{m} × {theta:.3g} = {m * theta:.3g} rad" for m in range(len(points))],
-            "shown": np.arange(len(points)) <= current,
-        }
-    )
-    arrows = pd.DataFrame(
-        {
-            "x": [0.0, 0.0],
-            "y": [0.0, 0.0],
-            "x2": points[[0, current], 0],
-            "y2": points[[0, current], 1],
-            "arrow": ["m = 0", f"m = {current}"],
-        }
-    )
-    domain = [-1.25 * radius, 1.25 * radius]
-    x = alt.X("x:Q", title="feature 2i", scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title="feature 2i+1", scale=alt.Scale(domain=domain, nice=False))
-    ring = alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=[3, 3]).encode(x=x, y=y, order="order:Q")
-    arrow_colour = alt.Color(
-        "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient="top")
-    )
-    arrow_layer = (
-        alt.Chart(alt.NamedData("arrows")).mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)
-    )
-    shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
-    tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
-    dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
-    labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip)
-    chart = alt.layer(ring, arrow_layer, dots, labels).properties(title=title)
-    return _altair(chart, f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
-
-
-def word_path_map(
-    points: np.ndarray, sentences: list[str], stages: list[str], *, title: str = "", subtitle: tuple[str, ...] = ()
-) -> dict:
-    """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map.
-
-    ``points`` (sentences, stages, 2). Hover a point for its sentence and stage."""
-    n, s = points.shape[:2]
-    sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
-    cells = pd.DataFrame(
-        {
-            "x": points[..., 0].ravel(),
-            "y": points[..., 1].ravel(),
-            "sentence": np.asarray(sentences, dtype=object)[sentence_index],
-            "stage": np.asarray(stages, dtype=object)[stage_index],
-            "label": np.asarray([stage.removeprefix("layer ") for stage in stages], dtype=object)[stage_index],
-            "order": stage_index,
-        }
-    )
-    domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
-    x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
-    colour = alt.Color("sentence:N", title=None, sort=list(sentences), legend=alt.Legend(orient="bottom", columns=1))
-    tooltip = [alt.Tooltip("sentence:N"), alt.Tooltip("stage:N")]
-    base = alt.Chart(alt.NamedData("cells")).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    chart = alt.layer(
-        base.mark_line().encode(order="order:Q"),
-        base.mark_point(filled=True, size=70),
-        base.mark_text(align="left", dx=7, dy=-7).encode(text="label:N"),
-    ).properties(title=_heading(title, subtitle))
-    return _altair(chart, f"paths: {title}", {"cells": cells})
+    layers = [_layer(alt.Chart().mark_line(), encoding), _layer(alt.Chart().mark_point(filled=True, size=60), encoding)]
+    return alt.layer(*layers, **_about(f"lines: {title}", title))
