@@ -73,13 +73,15 @@ VIRIDIS = (
     "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d1f988b1fa088"
     "22a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725"
 )
+
+
+# ---- The theme: text sizes for a projector, colours from Streamlit's light or dark theme
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
 THEME_CSS = """<style>
 [data-testid="stVegaLiteChart"] :is(g[class*="role-axis"], g[class*="role-legend"], g[class*="title"],
   g[class*="header"]) > text { fill: currentColor; }
 </style>"""
-
 
 # Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them.
 CONFIG = {
@@ -101,11 +103,8 @@ CONFIG = {
     # screen reader is better served by the chart's description and its Numbers table. Axes and legends keep theirs.
     "mark": {"aria": False},
 }
+
 THEME = "attention_explorer"
-# Altair checks every object against the JSON schema as it is made (its "debug mode"), which took most of a rerun;
-# the tests check every builder's output instead.
-alt.utils.schemapi.disable_debug_mode()
-CELLS = alt.NamedData("cells")  # every chart's data: the named dataset "cells", a DataFrame until it is sent
 
 
 @alt.theme.register(THEME, enable=True)
@@ -114,64 +113,9 @@ def theme() -> alt.theme.ThemeConfig:
     return {"config": CONFIG}
 
 
+# ---- How big a chart is: pixels per cell, a chart's width and frame, from its labels and the room it is given
 def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
     return token if len(token) <= limit else token[: limit - 1] + "…"
-
-
-def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
-    """An axis over integer positions that shows the tokens (duplicates stay distinct).
-
-    Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
-    axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
-    Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
-    """
-    names = json.dumps([short_label(label) for label in labels])
-    every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
-    fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
-    return alt.Axis(
-        title=title,
-        labelExpr=f"{names}[datum.value]",
-        labelAngle=0 if fits_across else -90,
-        labelOverlap=False,
-        values=list(range(0, len(labels), every)),
-    )
-
-
-# The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
-# dataset "cells") rather than written into the spec: a spec that does not depend on the values lets the browser
-# update a chart's data in place when only the values change (a new seed), instead of compiling and drawing it anew.
-BOUND_PARAMS = [
-    alt.VariableParameter(name="value_range", expr="extent(pluck(data('cells'), 'value'))"),
-    alt.VariableParameter(name="bound", expr="max(abs(value_range[0]), abs(value_range[1])) || 1"),
-]
-
-
-def _scale_params(kind: str) -> dict:
-    """The chart's parameters its colour scale needs: the bound of a signed scale, none for the others."""
-    return {"params": BOUND_PARAMS} if kind == "signed" else {}
-
-
-def _colour(kind: str, legend_side: str = "bottom", **condition: dict) -> alt.Color:
-    """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right (and a
-    ``condition``, a colour for the cells it picks, where given)."""
-    if kind == "mask":
-        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
-        return alt.Color(field="category", type="nominal", scale=scale, title=None, legend=alt.Legend(orient=legend_side))
-    if kind == "weights":
-        scale = alt.Scale(scheme="viridis", domain=[0, 1])
-    else:
-        scale = alt.Scale(scheme="blueorange", domain=alt.ExprRef("[-bound, bound]"), domainMid=0)
-    legend = alt.Legend(orient=legend_side, direction="horizontal" if legend_side == "bottom" else "vertical")
-    return alt.Color(field="value", type="quantitative", scale=scale, title=None, legend=legend, **condition)
-
-
-def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
-    """Where a cell's colour is dark enough for white numbers."""
-    if kind == "weights":
-        return values < 0.45  # the dark (purple-blue) end of viridis
-    finite = np.abs(values[np.isfinite(values)])
-    bound = finite.max() if finite.size and finite.max() > 0 else 1.0
-    return np.abs(values) > 0.6 * bound
 
 
 def is_index(labels: list[str]) -> bool:
@@ -244,6 +188,67 @@ def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
     return int(max([len(title) * TITLE_CHAR_WIDTH] + [len(line) * CHAR_WIDTH for line in subtitle]))
 
 
+def bars_width(labels: list[str]) -> int:
+    """Pixels a bar chart needs for every label: MIN_STEP per bar, plus the value axis."""
+    return min(MAX_WIDTH, max(320, len(labels) * (MIN_STEP + 6) + 80))
+
+
+def grid_panels(panels: int, max_width: int, max_panel: float, min_panel: float) -> tuple[float, int]:
+    """The side in pixels of each panel of ``heatmap_grid``, and how many panels a row holds: as large as ``panels``
+    panels in one row ``max_width`` wide allow, between ``min_panel`` and ``max_panel``; the row wraps where they do
+    not fit."""
+    room = max_width - 3 * TITLE_SIZE
+    panel = min(max_panel, max(min_panel, room / panels - PANEL_SPACING))
+    return panel, max(1, min(panels, int(room // (panel + PANEL_SPACING))))
+
+
+def thumbnail_panel(heads: int, max_width: int, max_panel: int) -> int:
+    """The side in pixels of each of ``head_thumbnails``' thumbnails, ``heads`` to a row ``max_width`` wide, at most
+    ``max_panel``: whole pixels, so that no thumbnail has a blurred edge."""
+    return min(max_panel, (max_width - 3 * TITLE_SIZE) // heads - PANEL_SPACING)
+
+
+# ---- Compiling a chart: once per layout, its data attached as a DataFrame
+CELLS = alt.NamedData("cells")  # every chart's data: the named dataset "cells", a DataFrame until it is sent
+# Altair checks every object against the JSON schema as it is made (its "debug mode"), which took most of a rerun;
+# the tests check every builder's output instead.
+alt.utils.schemapi.disable_debug_mode()
+
+
+def _about(description: str, title: str | alt.Title) -> dict:
+    """A chart's top-level properties besides its view: its data, the named dataset "cells", a description (for a
+    screen reader) and its title. Given to the chart's constructor: ``.properties()`` would check each against the
+    schema."""
+    return {"data": CELLS, "description": description, "title": title}
+
+
+def _compile(chart: Callable[..., alt.TopLevelMixin], cells: pd.DataFrame, **layout: Any) -> dict:
+    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart drawn from the named dataset "cells", with the app's
+    theme; its data the DataFrame ``cells``.
+
+    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes), and
+    new values (a seed, a toggle) reuse it. The cells are attached as a DataFrame, which ``attn_ui.draw`` sends to the
+    browser as Arrow (Altair would write them out as a dict per cell, and Streamlit would convert them back to a
+    table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite itself reads."""
+    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": {"cells": cells}}
+
+
+@functools.lru_cache(maxsize=LAYOUTS_KEPT)
+def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
+    return chart(**layout).to_dict(validate=False)
+
+
+def inline_data(spec: dict) -> dict:
+    """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
+    a file, a test."""
+    datasets = {
+        name: pa.Table.from_pandas(data, preserve_index=False).to_pylist() if isinstance(data, pd.DataFrame) else data
+        for name, data in spec.get("datasets", {}).items()
+    }
+    return {**spec, "datasets": datasets} if datasets else spec
+
+
+# ---- The builders: each prepares its data, and its chart function draws the layout
 def heatmap(
     values: np.ndarray,
     row_labels: list[str],
@@ -337,7 +342,7 @@ def _heatmap_chart(
         layers = [_layer(alt.Chart().mark_rect(**cell, tooltip=tooltip), position | {"color": _colour(kind, legend_side)})]
     else:
         # One layer for every cell: a masked cell (value null) is kept ("invalid": "show") and drawn grey.
-        colour = _colour(kind, legend_side, condition={"test": "datum.masked", "value": MASKED_COLOUR})
+        colour = _colour(kind, legend_side, grey_masked=True)
         tooltip = _tooltip(names | {"value": "datum.tip"})
         layers = [_layer(alt.Chart().mark_rect(**cell, invalid="show", tooltip=tooltip), position | {"color": colour})]
     if numbers:
@@ -352,64 +357,6 @@ def _heatmap_chart(
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": alt.Step(cell_width), "height": alt.Step(cell_height)}
     return alt.layer(*layers, **size, **_scale_params(kind), **_about(f"heatmap: {title}", _heading(title, subtitle)))
-
-
-def _tooltip(entries: dict[str, str]) -> alt.ExprRef:
-    """A mark's tooltip as one Vega expression, ``entries`` mapping each line's title to its value's expression.
-
-    Vega-Lite's own tooltip wraps every field in three checks, and Streamlit's Vega evaluates expressions by
-    interpreting them, cell by cell, on every redraw."""
-    return alt.ExprRef("{" + ", ".join(f"{json.dumps(title)}: {value}" for title, value in entries.items()) + "}")
-
-
-def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
-    """The label of each position, for the tooltip: a categorical (an Arrow dictionary), so that each distinct name
-    is sent once and the browser computes no lookup per cell (4 per cell took a third of a 23,000-cell grid's redraw)."""
-    return pd.Categorical(np.asarray(labels, dtype=object)[positions])
-
-
-def _about(description: str, title: str | alt.Title) -> dict:
-    """A chart's top-level properties besides its view: its data, the named dataset "cells", a description (for a
-    screen reader) and its title. Given to the chart's constructor: ``.properties()`` would check each against the
-    schema."""
-    return {"data": CELLS, "description": description, "title": title}
-
-
-def _compile(chart: Callable[..., alt.TopLevelMixin], cells: pd.DataFrame, **layout: Any) -> dict:
-    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart drawn from the named dataset "cells", with the app's
-    theme; its data the DataFrame ``cells``.
-
-    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes), and
-    new values (a seed, a toggle) reuse it. The cells are attached as a DataFrame, which ``attn_ui.draw`` sends to the
-    browser as Arrow (Altair would write them out as a dict per cell, and Streamlit would convert them back to a
-    table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite itself reads."""
-    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": {"cells": cells}}
-
-
-@functools.lru_cache(maxsize=LAYOUTS_KEPT)
-def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
-    return chart(**layout).to_dict(validate=False)
-
-
-def _heading(title: str, subtitle: tuple[str, ...]) -> str | alt.Title:
-    """A chart's title, with lines under it when there are any."""
-    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8) if subtitle else title
-
-
-def inline_data(spec: dict) -> dict:
-    """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
-    a file, a test."""
-    datasets = {
-        name: pa.Table.from_pandas(data, preserve_index=False).to_pylist() if isinstance(data, pd.DataFrame) else data
-        for name, data in spec.get("datasets", {}).items()
-    }
-    return {**spec, "datasets": datasets} if datasets else spec
-
-
-def _layer(mark: alt.Chart, encoding: dict, keep: str | None = None) -> alt.Chart:
-    """One layer of a chart: a mark, its encoding, and the cells it keeps (a Vega expression)."""
-    layer = mark.encode(**encoding)
-    return layer.transform_filter(keep) if keep else layer
 
 
 def bars(
@@ -445,11 +392,6 @@ def _bars_chart(labels: tuple[str, ...], value_title: str, label_title: str, tit
             ],
         )
     )
-
-
-def bars_width(labels: list[str]) -> int:
-    """Pixels a bar chart needs for every label: MIN_STEP per bar, plus the value axis."""
-    return min(MAX_WIDTH, max(320, len(labels) * (MIN_STEP + 6) + 80))
 
 
 def lines(
@@ -531,26 +473,6 @@ def _lines_chart(
     return alt.layer(*layers, **_about(f"lines: {title}", title))
 
 
-def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
-    """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
-    if not log_x:
-        return alt.X(field=x_title, type="quantitative")
-    shown = list(ticks if len(ticks) <= 8 else ticks[::2])
-    axis = alt.Axis(values=shown, labelOverlap=False)
-    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2), axis=axis)
-
-
-def _y_encoding(y_title: str, log_y: bool) -> alt.Y:
-    return alt.Y(field=y_title, type="quantitative", **({"scale": alt.Scale(type="log")} if log_y else {}))
-
-
-def _series_colour(names: tuple[str, ...]) -> alt.Color:
-    legend = alt.Legend(orient="top", columns=2)
-    return alt.Color(
-        field="series", type="nominal", title=None, sort=list(names), scale=alt.Scale(scheme="tableau10"), legend=legend
-    )
-
-
 def heatmap_grid(
     values: np.ndarray,
     row_labels: list[str],
@@ -580,9 +502,7 @@ def heatmap_grid(
     names = {panel_title: ("panel", panel_names), row_title: ("row", row_labels), col_title: ("col", col_labels)}
     for name, (field, labels) in names.items():
         cells[name] = _names(labels, cells[field])
-    room = max_width - 3 * TITLE_SIZE
-    panel = min(max_panel, max(min_panel, room / len(panel_names) - PANEL_SPACING))
-    columns = max(1, min(len(panel_names), int(room // (panel + PANEL_SPACING))))
+    panel, columns = grid_panels(len(panel_names), max_width, max_panel, min_panel)
     titles = {"panel_title": panel_title, "row_title": row_title, "col_title": col_title, "title": title}
     return _compile(_grid_chart, cells, panel_names=tuple(panel_names), kind=kind, panel=panel, columns=columns, **titles)
 
@@ -645,8 +565,7 @@ def head_thumbnails(
             "strongest": [f"{tokens[q]} → {tokens[k]} ({w:.4f})" for q, k, w in zip(queries, keys, strongest, strict=True)],
         }
     )
-    panel = min(max_panel, (max_width - 3 * TITLE_SIZE) // heads - PANEL_SPACING)  # whole pixels: no blurred edge
-    return _compile(_thumbnails_chart, panels, panel=panel, title=title)
+    return _compile(_thumbnails_chart, panels, panel=thumbnail_panel(heads, max_width, max_panel), title=title)
 
 
 def _thumbnails_chart(panel: int, title: str) -> alt.FacetChart:
@@ -667,28 +586,6 @@ def _thumbnails_chart(panel: int, title: str) -> alt.FacetChart:
     row = alt.Row(field="layer", type="ordinal", title="layer")
     column = alt.Column(field="head", type="ordinal", title="head")
     return panel_chart.facet(row=row, column=column, spacing=PANEL_SPACING, **_about(f"head thumbnails: {title}", title))
-
-
-def weight_colours(weights: np.ndarray) -> np.ndarray:
-    """The RGB colour (uint8, a last axis of 3) of each attention weight, as the heatmaps' scale colours it: Vega's
-    viridis, which interpolates linearly in RGB between the colours of VIRIDIS over the domain 0..1."""
-    stops = np.frombuffer(bytes.fromhex(VIRIDIS), dtype=np.uint8).reshape(-1, 3).astype(float)  # (32, 3)
-    position = np.clip(np.asarray(weights, dtype=float), 0, 1) * (len(stops) - 1)
-    below = np.minimum(position.astype(int), len(stops) - 2)
-    fraction = (position - below)[..., None]
-    return np.floor(stops[below] * (1 - fraction) + stops[below + 1] * fraction + 0.5).astype(np.uint8)
-
-
-def _png_data_url(pixels: np.ndarray) -> str:
-    """An RGB image (H, W, 3) as a PNG in a data: URL, which a Vega image mark draws without fetching anything."""
-    png = io.BytesIO()
-    Image.fromarray(pixels).save(png, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
-
-
-def _panel_header(labels: list[str]) -> alt.Header:
-    """A facet header that shows ``labels`` for the panels' integer positions."""
-    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]")
 
 
 def labelled_lines(
@@ -787,3 +684,128 @@ def _series_lines_chart(
     }
     layers = [_layer(alt.Chart().mark_line(), encoding), _layer(alt.Chart().mark_point(filled=True, size=60), encoding)]
     return alt.layer(*layers, **_about(f"lines: {title}", title))
+
+
+# ---- Their parts: axes, colours, tooltips, titles; the thumbnails' pixels
+def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
+    """An axis over integer positions that shows the tokens (duplicates stay distinct).
+
+    Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
+    axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
+    Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
+    """
+    names = json.dumps([short_label(label) for label in labels])
+    every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
+    fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
+    return alt.Axis(
+        title=title,
+        labelExpr=f"{names}[datum.value]",
+        labelAngle=0 if fits_across else -90,
+        labelOverlap=False,
+        values=list(range(0, len(labels), every)),
+    )
+
+
+# The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
+# dataset "cells") rather than written into the spec: a spec that does not depend on the values lets the browser
+# update a chart's data in place when only the values change (a new seed), instead of compiling and drawing it anew.
+BOUND_PARAMS = [
+    alt.VariableParameter(name="value_range", expr="extent(pluck(data('cells'), 'value'))"),
+    alt.VariableParameter(name="bound", expr="max(abs(value_range[0]), abs(value_range[1])) || 1"),
+]
+
+
+def _scale_params(kind: str) -> dict:
+    """The chart's parameters its colour scale needs: the bound of a signed scale, none for the others."""
+    return {"params": BOUND_PARAMS} if kind == "signed" else {}
+
+
+def _colour(kind: str, legend_side: str = "bottom", grey_masked: bool = False) -> alt.Color:
+    """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right; ``grey_masked``:
+    the cells whose field "masked" is true in grey, whatever their value."""
+    if kind == "mask":
+        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
+        return alt.Color(field="category", type="nominal", scale=scale, title=None, legend=alt.Legend(orient=legend_side))
+    if kind == "weights":
+        scale = alt.Scale(scheme="viridis", domain=[0, 1])
+    else:
+        scale = alt.Scale(scheme="blueorange", domain=alt.ExprRef("[-bound, bound]"), domainMid=0)
+    legend = alt.Legend(orient=legend_side, direction="horizontal" if legend_side == "bottom" else "vertical")
+    masked = {"condition": {"test": "datum.masked", "value": MASKED_COLOUR}} if grey_masked else {}
+    return alt.Color(field="value", type="quantitative", scale=scale, title=None, legend=legend, **masked)
+
+
+def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
+    """Where a cell's colour is dark enough for white numbers."""
+    if kind == "weights":
+        return values < 0.45  # the dark (purple-blue) end of viridis
+    finite = np.abs(values[np.isfinite(values)])
+    bound = finite.max() if finite.size and finite.max() > 0 else 1.0
+    return np.abs(values) > 0.6 * bound
+
+
+def _tooltip(entries: dict[str, str]) -> alt.ExprRef:
+    """A mark's tooltip as one Vega expression, ``entries`` mapping each line's title to its value's expression.
+
+    Vega-Lite's own tooltip wraps every field in three checks, and Streamlit's Vega evaluates expressions by
+    interpreting them, cell by cell, on every redraw."""
+    return alt.ExprRef("{" + ", ".join(f"{json.dumps(title)}: {value}" for title, value in entries.items()) + "}")
+
+
+def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
+    """The label of each position, for the tooltip: a categorical (an Arrow dictionary), so that each distinct name
+    is sent once and the browser computes no lookup per cell (4 per cell took a third of a 23,000-cell grid's redraw)."""
+    return pd.Categorical(np.asarray(labels, dtype=object)[positions])
+
+
+def _heading(title: str, subtitle: tuple[str, ...]) -> str | alt.Title:
+    """A chart's title, with lines under it when there are any."""
+    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8) if subtitle else title
+
+
+def _layer(mark: alt.Chart, encoding: dict, keep: str | None = None) -> alt.Chart:
+    """One layer of a chart: a mark, its encoding, and the cells it keeps (a Vega expression)."""
+    layer = mark.encode(**encoding)
+    return layer.transform_filter(keep) if keep else layer
+
+
+def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
+    """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
+    if not log_x:
+        return alt.X(field=x_title, type="quantitative")
+    shown = list(ticks if len(ticks) <= 8 else ticks[::2])
+    axis = alt.Axis(values=shown, labelOverlap=False)
+    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2), axis=axis)
+
+
+def _y_encoding(y_title: str, log_y: bool) -> alt.Y:
+    return alt.Y(field=y_title, type="quantitative", **({"scale": alt.Scale(type="log")} if log_y else {}))
+
+
+def _series_colour(names: tuple[str, ...]) -> alt.Color:
+    legend = alt.Legend(orient="top", columns=2)
+    return alt.Color(
+        field="series", type="nominal", title=None, sort=list(names), scale=alt.Scale(scheme="tableau10"), legend=legend
+    )
+
+
+def _panel_header(labels: list[str]) -> alt.Header:
+    """A facet header that shows ``labels`` for the panels' integer positions."""
+    return alt.Header(labelExpr=f"{json.dumps(labels)}[datum.value]")
+
+
+def weight_colours(weights: np.ndarray) -> np.ndarray:
+    """The RGB colour (uint8, a last axis of 3) of each attention weight, as the heatmaps' scale colours it: Vega's
+    viridis, which interpolates linearly in RGB between the colours of VIRIDIS over the domain 0..1."""
+    stops = np.frombuffer(bytes.fromhex(VIRIDIS), dtype=np.uint8).reshape(-1, 3).astype(float)  # (32, 3)
+    position = np.clip(np.asarray(weights, dtype=float), 0, 1) * (len(stops) - 1)
+    below = np.minimum(position.astype(int), len(stops) - 2)
+    fraction = (position - below)[..., None]
+    return np.floor(stops[below] * (1 - fraction) + stops[below + 1] * fraction + 0.5).astype(np.uint8)
+
+
+def _png_data_url(pixels: np.ndarray) -> str:
+    """An RGB image (H, W, 3) as a PNG in a data: URL, which a Vega image mark draws without fetching anything."""
+    png = io.BytesIO()
+    Image.fromarray(pixels).save(png, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
