@@ -43,6 +43,25 @@ def test_the_loaded_modules_are_out_of_the_garbage_collectors_sight():
     assert not any(tracked is torch.nn.functional.softmax for tracked in gc.get_objects())
 
 
+def test_charts_are_compiled_without_checking_the_schema(monkeypatch):
+    """Altair checks an object against the JSON schema as it is made (its debug mode) or set (``.properties()``),
+    which took most of a rerun: the builders compile their charts without those checks (tests/test_charts.py checks
+    every spec instead). Altair still checks the parameters it gathers at the top of a layered or faceted chart (a
+    signed scale's bound, the thumbnails' selection), small objects."""
+    import altair as alt
+
+    from attn_ui import charts
+    from tests.test_charts import CHARTS
+
+    checked = []
+    monkeypatch.setattr(alt.utils.schemapi, "validate_jsonschema", lambda spec, schema, **_: checked.append(schema))
+    charts._compiled.cache_clear()  # every chart compiled anew, not taken from the cache
+    for make in CHARTS.values():
+        make()
+    parameters = {f"#/definitions/{kind}" for kind in ("VariableParameter", "SelectionParameter", "TopLevelSelectionParameter")}
+    assert checked and {schema.get("$ref") for schema in checked} <= parameters
+
+
 MAPPED_BLOCKS = """
 import ctypes, sys
 libc = ctypes.CDLL(None)
