@@ -1,10 +1,11 @@
 """Every chart of the app, in one place, with one theme: each built with Altair and compiled to a Vega-Lite spec.
 
-A builder is a plain function: it takes the values and labels to draw and returns the compiled spec, a dict, its
-data the DataFrame ``spec["datasets"]["cells"]`` (``attn_ui.draw`` sends it to the browser as Arrow and caches the
-spec per input). Specs are compiled without Altair's JSON-schema check (``to_dict(validate=False)``), which was most
-of a rerun (30 ms a heatmap); the tests validate every builder's output against the schema instead
-(tests/test_charts.py).
+A builder is a plain function in two parts: it puts the values in a DataFrame, the chart's data (the named dataset
+"cells", which ``attn_ui.draw`` sends to the browser as Arrow, caching the spec per input), and hands the rest
+(labels, titles, sizes) to a function that builds the Altair chart; ``_compile`` compiles that once per layout and
+attaches the data. Altair's checks of each object against the JSON schema (as it is made, as ``.properties()`` sets
+it, in ``to_dict()``) were most of a rerun (30 ms a heatmap): the charts are compiled without them, and the tests
+validate every builder's output against the schema instead (tests/test_charts.py).
 
 The theme (``theme``, registered with Altair and enabled once, when this module is imported) sets text sizes readable
 from the back of a lecture hall; colours of text and background come from Streamlit's light or dark theme, so charts
@@ -16,7 +17,7 @@ for colour-blind viewers, a diverging scale centred on 0 for scores and other si
 named categories for boolean masks, and grey, labelled cells for masked entries.
 
 Sizes: every pixel constant is at the top of this module, and the functions under "How big a chart is" compute a
-heatmap's cells, width and frame from them; ``attn_ui.steps`` gives each chart its block on the page from those.
+chart's cells or panels, width and frame from them; ``attn_ui.steps`` gives each chart its block on the page from those.
 Heatmaps are sized in pixels per cell so that every token gets its label on both axes; a page places them in a
 wrapping row (``attn_ui.steps.row``). Where cells would be too small to label or to hover (every head of the real
 model), ``head_thumbnails`` draws each matrix as an image in the same colours.
