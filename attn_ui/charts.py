@@ -239,6 +239,12 @@ def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
     return chart(**layout).to_dict(validate=False)
 
 
+def _with_data(chart: alt.TopLevelMixin, description: str, datasets: dict[str, pd.DataFrame]) -> dict:
+    """The spec of a chart whose layout depends on its values (a map's domain from its points), compiled each time,
+    with a description and its named ``datasets`` as DataFrames (several, where its layers draw different rows)."""
+    return {**chart.to_dict(validate=False), "description": description, "datasets": datasets}
+
+
 def inline_data(spec: dict) -> dict:
     """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
     a file, a test."""
@@ -685,6 +691,218 @@ def _series_lines_chart(
     }
     layers = [_layer(alt.Chart().mark_line(), encoding), _layer(alt.Chart().mark_point(filled=True, size=60), encoding)]
     return alt.layer(*layers, **_about(f"lines: {title}", title))
+
+
+TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
+TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
+TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
+
+
+def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, side: int = TILE_MAP_SIDE, title: str = "") -> dict:
+    """A (T, T) mask's tiles as the tiled kernel treats them: ``classes[i][j]`` (one of TILE_CLASSES) is the tile of
+    query block i and key block j, ``block_q`` × ``block_k`` tokens (the last ones shorter, up to ``t``); a square
+    ``side`` pixels wide holds them all. Each block's axis label is its first token; hovering a tile names its queries,
+    keys and class."""
+    q_block, k_block = np.indices((len(classes), len(classes[0]))).reshape(2, -1)  # (tiles,) each, row-major
+
+    def spans(block: np.ndarray, size: int) -> list[str]:
+        return [f"{start}–{min(t, start + size) - 1}" for start in block * size]
+
+    cells = pd.DataFrame(
+        {
+            "q_block": q_block,
+            "k_block": k_block,
+            "class": np.asarray(classes, dtype=object).ravel(),
+            "queries": spans(q_block, block_q),
+            "keys": spans(k_block, block_k),
+        }
+    )
+    colour = alt.Color(
+        "class:N",
+        scale=alt.Scale(domain=list(TILE_CLASSES), range=list(TILE_COLOURS)),
+        title=None,
+        legend=alt.Legend(orient="bottom"),
+    )
+    chart = (
+        # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
+        alt.Chart(
+            alt.NamedData("cells"), title=title, width=alt.Step(side / len(classes[0])), height=alt.Step(side / len(classes))
+        )
+        .mark_rect(stroke="white", strokeWidth=1)
+        .encode(
+            x=alt.X(
+                "k_block:O", axis=alt.Axis(title="keys", labelExpr=f"datum.value * {block_k}", labelAngle=0, labelOverlap=True)
+            ),
+            y=alt.Y("q_block:O", axis=alt.Axis(title="queries", labelExpr=f"datum.value * {block_q}", labelOverlap=True)),
+            color=colour,
+            tooltip=["queries:N", "keys:N", "class:N"],
+        )
+    )
+    return _with_data(chart, f"tile map: {title}", {"cells": cells})
+
+
+ROLE_COLOURS = {"query": "#1f77b4", "key": HIGHLIGHT_COLOUR}
+MAP_LINK_WIDTH = (0.5, 8)  # pixels of a query-key line at weight 0 and at weight 1
+
+
+def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[float]:
+    """One domain for both axes of a map, so that a distance reads the same across and up, with a margin."""
+    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    pad = (high - low) * margin or 1.0
+    return [low - pad, high + pad]
+
+
+def query_key_scatter(
+    points: np.ndarray,
+    tokens: list[str],
+    links: list[tuple[int, int, float]],
+    *,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
+) -> dict:
+    """Queries and keys as points of one map, each query joined to some keys by lines as wide as their weights.
+
+    ``points`` (2T, 2): the T queries, then the T keys; ``tokens`` their T tokens; ``links`` (query, key, weight).
+    Hover a point for its token, role and position; a line for its pair and weight.
+    """
+    t = len(tokens)
+    roles = ["query"] * t + ["key"] * t
+    dots = pd.DataFrame(
+        {
+            "x": points[:, 0],
+            "y": points[:, 1],
+            "token": tokens + tokens,
+            "role": roles,
+            "position": list(range(t)) * 2,
+        }
+    )
+    query, key, weight = (list(column) for column in zip(*links, strict=True)) if links else ([], [], [])
+    lines = pd.DataFrame(
+        {
+            "x": points[query, 0] if links else [],
+            "y": points[query, 1] if links else [],
+            "x2": points[[t + j for j in key], 0] if links else [],
+            "y2": points[[t + j for j in key], 1] if links else [],
+            "query": [tokens[i] for i in query],
+            "key": [tokens[j] for j in key],
+            "weight": np.asarray(weight, dtype=float),
+        }
+    )
+    domain = _equal_domains(points[:, 0], points[:, 1])
+    x = alt.X("x:Q", title=axis_titles[0], scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title=axis_titles[1], scale=alt.Scale(domain=domain, nice=False))
+    colour = alt.Color(
+        "role:N",
+        title=None,
+        scale=alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values())),
+        legend=alt.Legend(orient="top"),
+    )
+    link_layer = (
+        alt.Chart(alt.NamedData("links"))
+        .mark_rule(color="grey", opacity=0.6)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(domain=[0, 1], range=list(MAP_LINK_WIDTH)), legend=None),
+            tooltip=[alt.Tooltip("query:N"), alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".3f")],
+        )
+    )
+    dot_layer = (
+        alt.Chart(alt.NamedData("points"))
+        .mark_point(filled=True, size=110, opacity=0.9)
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            shape=alt.Shape("role:N", scale=alt.Scale(domain=list(ROLE_COLOURS), range=["circle", "diamond"]), legend=None),
+            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N"), alt.Tooltip("position:Q")],
+        )
+    )
+    label_layer = (
+        alt.Chart(alt.NamedData("points"))
+        .mark_text(align="left", dx=7, dy=-7)
+        .encode(x=x, y=y, text="token:N", color=colour, tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N")])
+    )
+    chart = alt.layer(link_layer, dot_layer, label_layer, title=_heading(title, subtitle))
+    return _with_data(chart, f"map: {title}", {"points": dots, "links": lines})
+
+
+def rotation_circle(points: np.ndarray, current: int, *, theta: float, title: str = "") -> dict:
+    """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
+    with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
+    radius = float(np.hypot(*points[0])) or 1.0
+    angles = np.linspace(0, 2 * np.pi, 73)
+    circle = pd.DataFrame({"x": radius * np.cos(angles), "y": radius * np.sin(angles), "order": np.arange(73)})
+    positions = pd.DataFrame(
+        {
+            "x": points[:, 0],
+            "y": points[:, 1],
+            "position": np.arange(len(points)),
+            "angle": [f"{m} × {theta:.3g} = {m * theta:.3g} rad" for m in range(len(points))],
+            "shown": np.arange(len(points)) <= current,
+        }
+    )
+    arrows = pd.DataFrame(
+        {
+            "x": [0.0, 0.0],
+            "y": [0.0, 0.0],
+            "x2": points[[0, current], 0],
+            "y2": points[[0, current], 1],
+            "arrow": ["m = 0", f"m = {current}"],
+        }
+    )
+    domain = [-1.25 * radius, 1.25 * radius]
+    x = alt.X("x:Q", title="feature 2i", scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title="feature 2i+1", scale=alt.Scale(domain=domain, nice=False))
+    ring = alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=[3, 3]).encode(x=x, y=y, order="order:Q")
+    arrow_colour = alt.Color(
+        "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient="top")
+    )
+    arrow_layer = (
+        alt.Chart(alt.NamedData("arrows")).mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)
+    )
+    shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
+    tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
+    dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
+    labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip)
+    chart = alt.layer(ring, arrow_layer, dots, labels, title=title)
+    return _with_data(chart, f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
+
+
+def word_path_map(
+    points: np.ndarray, sentences: list[str], stages: list[str], *, title: str = "", subtitle: tuple[str, ...] = ()
+) -> dict:
+    """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map.
+
+    ``points`` (sentences, stages, 2). Hover a point for its sentence and stage."""
+    n, s = points.shape[:2]
+    sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
+    cells = pd.DataFrame(
+        {
+            "x": points[..., 0].ravel(),
+            "y": points[..., 1].ravel(),
+            "sentence": np.asarray(sentences, dtype=object)[sentence_index],
+            "stage": np.asarray(stages, dtype=object)[stage_index],
+            "label": np.asarray([stage.removeprefix("layer ") for stage in stages], dtype=object)[stage_index],
+            "order": stage_index,
+        }
+    )
+    domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
+    x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
+    colour = alt.Color("sentence:N", title=None, sort=list(sentences), legend=alt.Legend(orient="bottom", columns=1))
+    tooltip = [alt.Tooltip("sentence:N"), alt.Tooltip("stage:N")]
+    base = alt.Chart(alt.NamedData("cells")).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    chart = alt.layer(
+        base.mark_line().encode(order="order:Q"),
+        base.mark_point(filled=True, size=70),
+        base.mark_text(align="left", dx=7, dy=-7).encode(text="label:N"),
+        title=_heading(title, subtitle),
+    )
+    return _with_data(chart, f"paths: {title}", {"cells": cells})
 
 
 # ---- Their parts: axes, colours, tooltips, titles; the thumbnails' pixels
