@@ -87,17 +87,17 @@ def tiled_working_bytes(
     mask; ``mask``: under a (T, T) boolean mask): the output; for a chunk of heads (block_sizes) the scaled
     (block_q, d) queries, the float32 running state (a max, a sum and a (block_q, d) output), one (block_q, block_k)
     tile of float32 scores, a few per-row temporaries and a float32 (block_q, d) product (for a part of the rows);
-    with a mask, its tile as booleans and as -inf / 0 floats (a boolean mask's for every head of the chunk, and the
-    next tile's made while the last one's is held); for other dtypes than float32 a tile's scores in that dtype and
-    its values in float32. Nothing but the output grows with T, except a boolean mask's classification (TileClasses,
-    made first): three T × T booleans, padded to whole tiles."""
+    with a mask, its tile as booleans and as -inf / 0 floats (a (T, T) boolean mask's tile is shared by every head
+    of the chunk; the next tile's is made while the last one's is held); for other dtypes than float32 a tile's
+    scores in that dtype and its values in float32. Nothing but the output grows with T, except a boolean mask's
+    classification (TileClasses, made first): three T × T booleans, padded to whole tiles."""
     chunk, n, block = block_sizes(batch * heads, t, t, causal)
     converted = dtype != torch.float32  # scores and values are converted to float32 block by block
     per_row = d_head * (dtype.itemsize + 2 * 4) + block * (4 + converted * dtype.itemsize) + 8 * 4
     output = batch * heads * t * d_head * dtype.itemsize
-    mask_tiles = 2 * chunk if mask else 1  # (c, n, bk) mask tiles, or one (n, bk) of the causal or window mask
+    mask_tiles = 2 if mask else 1  # (n, bk) tiles: two of a boolean mask, or one of the causal or window mask
     working = output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * mask_tiles * n * block * 5
-    classes = 3 * (-(-t // n) * n) * (-(-t // block) * block) if mask else 0
+    classes = 3 * (math.ceil(t / n) * n) * (math.ceil(t / block) * block) if mask else 0
     return max(working, classes)
 
 
@@ -197,7 +197,7 @@ def hiding(hidden: Tensor) -> Tensor:
 class TileClasses:
     """A boolean mask's (block_q × block_k) tiles, classified once for every head together (FlexAttention's block
     mask): hidden (nothing visible), full (everything visible) or partial, so that a tile needs no look at the mask
-    unless it is partial."""
+    unless it is partial; and each tile's rows that see some key of it, the only ones it computes."""
 
     def __init__(self, mask: Tensor, t_q: int, t_k: int, block_q: int, block_k: int):
         shared = mask.expand(*mask.shape[:-2], t_q, t_k).reshape(-1, t_q, t_k)  # (heads it names, Tq, Tk): 1 for (Tq, Tk)
@@ -205,9 +205,22 @@ class TileClasses:
         somewhere = F.pad(shared.any(0), pad, value=False)  # (Tq', Tk'): visible to some head
         everywhere = F.pad(shared.all(0), pad, value=True)  # visible to every head
         shape = (somewhere.shape[0] // block_q, block_q, somewhere.shape[1] // block_k, block_k)
-        self.any = somewhere.reshape(shape).any(3).any(1).tolist()  # [q block][k block]
+        seeing = somewhere.reshape(shape).any(3).permute(0, 2, 1)  # (q blocks, k blocks, block_q): rows seeing a key
+        self.any = seeing.any(2).tolist()  # [q block][k block]
         self.all = everywhere.reshape(shape).all(3).all(1).tolist()
+        self.first_row = seeing.int().argmax(2).tolist()  # [q block][k block]: the tile's first row that sees a key
+        self.stop_row = (block_q - seeing.flip(2).int().argmax(2)).tolist()  # one past its last
         self.block_q, self.block_k = block_q, block_k
+
+    def rows(self, queries: range, keys: range) -> range:
+        """The rows of ``queries`` that some head lets see some key of ``keys``: a packed document's first queries
+        see nothing of its later key blocks, as under a causal mask. All of them where the ranges straddle tiles."""
+        q_block, k_block = queries.start // self.block_q, keys.start // self.block_k
+        if (queries.stop - 1) // self.block_q != q_block or (keys.stop - 1) // self.block_k != k_block:
+            return queries
+        offset = q_block * self.block_q
+        start = max(queries.start, offset + self.first_row[q_block][k_block])
+        return range(start, max(start, min(queries.stop, offset + self.stop_row[q_block][k_block])))
 
     def seen(self, queries: range, keys: range) -> bool | None:
         """False where no head sees any of ``queries`` × ``keys``, True where every head sees all of it, None where
@@ -243,7 +256,7 @@ class KeyMasks:
     window: int | None
     lengths: list[int]  # B·H: the real keys of each head, the rest padding
     real: Tensor  # (B·H,) the same lengths
-    mask: Tensor | None  # (B, H, Tq, Tk) bool, True where a query may attend (an expanded view)
+    mask: Tensor | None  # bool, True where a query may attend: (Tq, Tk) where every head shares it, else (B, H, Tq, Tk)
     tiles: TileClasses | None  # the mask's tiles classified once, for all heads; None without a mask
 
     def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
@@ -261,8 +274,9 @@ class KeyMasks:
         seen = self.tiles.seen(queries, keys)
         if seen is not None:  # a tile hidden from every head, or visible whole to every head
             return biases if seen else HIDDEN
-        visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (B, H, n, bk)
-        visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
+        visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (n, bk) or (B, H, n, bk)
+        if visible.dim() > 2:  # a mask of its own for each head
+            visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
         if not visible.any():
             return HIDDEN
         if not visible.all():  # a tile the mask leaves wholly visible needs no bias
@@ -316,7 +330,8 @@ def tiled_attention(
     if mask is not None:
         mask = mask.to(device=q.device, dtype=torch.bool)
         tiles = TileClasses(mask, t_q, t_k, block_q, block_k)  # the mask as given: a (T, T) one is classified once
-        mask = mask.expand(*lead, t_q, t_k)  # a view, no copy
+        shared = all(size == 1 for size in mask.shape[:-2])  # one mask for every head: its tiles are read once
+        mask = mask.reshape(mask.shape[-2:]).expand(t_q, t_k) if shared else mask.expand(*lead, t_q, t_k)  # views, no copy
     masks = KeyMasks(causal, window, per_head, torch.tensor(per_head, device=q.device), mask, tiles)
     stats = TileStats() if stats is None else stats
     stats_dtype = torch.promote_types(q.dtype, torch.float32)
@@ -337,6 +352,10 @@ def tiled_attention(
             for k_start in range(keys.start, keys.stop, block_k):
                 block = range(k_start, min(keys.stop, k_start + block_k))
                 seen = seeing_rows(queries, block, causal, window)
+                if tiles is not None:
+                    seen = tiles.rows(seen, block)
+                    if not seen:  # no query of the block sees a key of this one
+                        continue
                 biases = masks.biases(seen, block, heads)
                 if biases is HIDDEN:
                     continue

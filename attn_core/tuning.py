@@ -28,9 +28,9 @@ from attn_core.timing import time_interleaved
 # (block_q, block_k) to try, by whether a mask is applied; the first is tiled.BLOCKS's.
 CANDIDATES = {
     False: (BLOCKS[False], (512, 512), (512, 256), (256, 256), (2048, 256)),
-    True: (BLOCKS[True], (256, 256), (512, 512), (256, 128), (1024, 256)),
+    True: (BLOCKS[True], (256, 256), (512, 512), (1024, 128), (1024, 256)),
 }
-SHAPE = (1, 4, 4096, 64)  # (B, H, T, d), float32: the length of the Cost view's targets; about 10 s in all
+SHAPE = (1, 8, 4096, 64)  # (B, H, T, d), float32: the shape of the Cost view's targets; about 10 s in all
 ROUNDS = 3
 CACHE_FILE = "tiled-blocks.json"
 

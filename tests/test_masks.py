@@ -91,21 +91,24 @@ def test_tile_classes_follow_the_mask_over_every_head(shape):
 )
 def test_tile_classes_are_what_tiled_attention_does(mask):
     """Each tile is skipped where the mask hides all of it, full where it hides none, partial otherwise (the last,
-    shorter blocks included); tiled_attention with the same blocks computes the tiles not skipped and masks the
-    partial ones."""
+    shorter blocks included); tiled_attention with the same blocks computes the tiles not skipped, each on its rows
+    that see some key, and masks those where one of these rows does not see every key."""
     block_q, block_k = 32, 16
     classes = tile_classes(mask, block_q, block_k)
     assert classes.shape == (5, 9)  # ⌈130 / 32⌉ × ⌈130 / 16⌉
+    masked = 0
     for q_block, q_start in enumerate(range(0, 130, block_q)):
         for k_block, k_start in enumerate(range(0, 130, block_k)):
             tile = mask[q_start : q_start + block_q, k_start : k_start + block_k]
             expected = TILE_FULL if tile.all() else TILE_PARTIAL if tile.any() else TILE_SKIPPED
             assert classes[q_block, k_block] == expected
+            seeing = tile[tile.any(dim=1)]  # the rows the kernel computes
+            masked += expected == TILE_PARTIAL and not seeing.all()
     q, k, v = (torch.randn(1, 1, 130, 8) for _ in range(3))  # (B, H, T, d): one head, so a tile is one grid cell
     stats = TileStats()
     tiled_attention(q, k, v, mask=mask, block_q=block_q, block_k=block_k, stats=stats)
     counts = {kind: int((classes == kind).sum()) for kind in (TILE_SKIPPED, TILE_PARTIAL, TILE_FULL)}
-    assert (stats.tiles, stats.skipped, stats.masked) == (classes.numel(), counts[TILE_SKIPPED], counts[TILE_PARTIAL])
+    assert (stats.tiles, stats.skipped, stats.masked) == (classes.numel(), counts[TILE_SKIPPED], masked)
 
 
 def test_model_mask_specs_build_their_masks_at_each_length():
