@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from attn_core.bench import REFERENCE_COMMAND, REFERENCE_FILE, main, reference_results
+from attn_core.bench import REFERENCE_COMMAND, REFERENCE_FILE, REFERENCE_SETTINGS, main, reference_results
 from attn_core.sweep import (
     METHODS,
     TABLE_COLUMNS,
@@ -188,6 +188,8 @@ def test_reference_results_load_with_their_machine():
     runs = {(p.method, p.mask) for p in reference.points}
     assert {("naive", "none"), ("sdpa", "none"), ("tiled", "none"), ("tiled", "causal")} <= runs
     assert any(p.method == "tiled" and p.mask.startswith("window:") for p in reference.points)
+    # every mask of the Cost view's menu, by every method: the view draws a reference for each
+    assert {(p.method, p.mask) for p in reference.points} == {(m, mask) for m in METHODS for mask in REFERENCE_SETTINGS.masks}
     assert {p.T for p in reference.points} == {128, 256, 512, 1024, 2048, 4096}
     assert all(p.median_ms >= p.min_ms > 0 and 0 < p.pct_of_matmul <= 100 for p in reference.points)
 
