@@ -13,6 +13,7 @@ import torch
 
 from attn_core import sweep as sweeps
 from attn_core import tuning
+from attn_core.bench import reference_results
 from attn_core.device import DEFAULT_THREADS
 from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import TABLE_COLUMNS, Settings, plan
@@ -115,11 +116,11 @@ def test_the_view_opens_with_the_reference_results_and_measures_nothing():
     assert any("reference results" in message for message in texts(at, "info"))
     assert not any("median ms" in df.value.columns for df in at.dataframe)  # made when its expander opens
     assert not any("slope of time" in table.value.columns for table in at.table)
-    assert slope_summary(at, "reference") == {  # reference_results.json, fitted over T = 1,024 … 4,096
-        "naive": ("1.93", "1.98"),
-        "sdpa": ("1.97", "0.78"),
-        "tiled": ("1.91", "0.29"),
+    fitted = sweeps.fits(reference_results().points)  # reference_results.json, fitted over T = 1,024 … 4,096
+    assert slope_summary(at, "reference") == {
+        method: (f"{fitted[method, 'none'].time.slope:.2f}", f"{fitted[method, 'none'].memory.slope:.2f}") for method in METHODS
     }
+    assert 1.8 < fitted["naive", "none"].time.slope < 2.1 and fitted["tiled", "none"].memory.slope < 0.5  # T², and ~T
     assert len(points_table(at)) == 3 * len(reference)
     caption = " ".join(texts(at, "caption"))
     assert "Reference: " in caption and "python -m attn_core.bench --reference" in caption
