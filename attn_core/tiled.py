@@ -162,6 +162,7 @@ class TileStats:
     tiles: int = 0  # tiles in the full grid: chunks × query blocks × key blocks
     computed: int = 0  # tiles whose scores were computed
     masked: int = 0  # of those, tiles that needed a mask (on the diagonal, a window's edge, a padding end)
+    pairs: int = 0  # query-key pairs of the tiles computed: the rows each computes × its keys (per chunk of heads)
 
     @property
     def skipped(self) -> int:
@@ -361,6 +362,7 @@ def tiled_attention(
                     continue
                 stats.computed += 1
                 stats.masked += bool(biases)
+                stats.pairs += len(seen) * len(block)
                 part = slice(seen.start - q_start, seen.stop - q_start)  # the tile's rows in the block of queries
                 scores = block_scores(q_block[:, part], k3[heads, block.start : block.stop], scratch)  # (c, n, bk)
                 for bias in biases:

@@ -13,7 +13,7 @@ import streamlit as st
 import torch
 from torch import Tensor
 
-from attn_core import document_mask, global_local_mask, prefix_lm_mask, tile_classes
+from attn_core import TileStats, document_mask, global_local_mask, prefix_lm_mask, tile_classes, tiled_attention
 from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED
 from attn_ui import slide, url_state
 from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
@@ -112,25 +112,29 @@ class TileCounts:
     tiles: int
     skipped: int  # hidden whole: never computed
     full: int  # visible whole: computed without the mask
-    partial: int  # computed, then masked
-    computed_pairs: int  # query-key pairs in the tiles computed
+    partial: int  # partly visible
+    masked: int  # tiles the kernel masks: partial ones whose computed rows do not all see every key
+    computed_pairs: int  # query-key pairs the kernel computes: each tile's rows that see some key × its keys
     visible_pairs: int  # pairs the mask lets through
     pairs: int  # T²
 
 
 def tile_counts(mask: Tensor, size: int) -> tuple[list[list[str]], TileCounts]:
-    """The class of each tile (TILE_CLASSES' names) of a (T, T) mask in ``size`` × ``size`` tiles, and their counts."""
+    """The class of each tile (TILE_CLASSES' names) of a (T, T) mask in ``size`` × ``size`` tiles, and their counts:
+    the work is what tiled_attention itself counts, run on one head of one feature under the mask."""
     t = mask.shape[-1]
     classes = tile_classes(mask, size, size)  # (q blocks, k blocks)
-    sides = torch.tensor([min(size, t - start) for start in range(0, t, size)])  # the tiles' lengths along an axis
-    tile_pairs = sides[:, None] * sides[None, :]  # (q blocks, k blocks)
     counted = {kind: int((classes == kind).sum()) for kind in (TILE_SKIPPED, TILE_FULL, TILE_PARTIAL)}
+    work = TileStats()
+    one_head = torch.zeros(1, 1, t, 1)  # (B, H, T, d): the tiles' bookkeeping does not depend on the values
+    tiled_attention(one_head, one_head, one_head, mask=mask, block_q=size, block_k=size, stats=work)
     counts = TileCounts(
         classes.numel(),
         counted[TILE_SKIPPED],
         counted[TILE_FULL],
         counted[TILE_PARTIAL],
-        int(tile_pairs[classes != TILE_SKIPPED].sum()),
+        work.masked,
+        work.pairs,
         int(mask.sum()),
         t * t,
     )
@@ -215,7 +219,9 @@ def tile_map_row(kind: str, sizes: MaskSizes, t_from: int, t: int, size: int) ->
                 help=f"{counts.pairs - counts.computed_pairs:,} of the T² = {counts.pairs:,} query-key pairs",
             )
             st.metric(
-                "Tiles masked", f"{counts.partial} of {counts.tiles - counts.skipped}", help="Partial tiles of those computed"
+                "Tiles masked",
+                f"{counts.masked} of {counts.tiles - counts.skipped}",
+                help="Tiles computed whose rows (those that see some of the tile's keys) do not all see every key",
             )
     if slide.presenting():  # a slide shows the tile map and its metrics
         return counts

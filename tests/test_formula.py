@@ -21,6 +21,8 @@ from attn_ui.formula import plain_formula
         (r"M^{pad}_{b j} = [\,j < \text{length}_b\,]", "M^pad_bj = [ j < length_b ]"),
         (r"M_{ij} \in \{\text{False}, \text{True}\}", "M_ij ∈ {False, True}"),
         (r"Z^{2} = A^{2} V^{2}", "Z² = A² V²"),
+        (r"M_{ij} = [\,\mathrm{doc}(i) = \mathrm{doc}(j)\,] \wedge [\,j \le i\,]", "M_ij = [ doc(i) = doc(j) ] ∧ [ j ≤ i ]"),
+        (r"M_{ij} = [\,j \le i\,] \vee [\,i < P \wedge j < P\,]", "M_ij = [ j ≤ i ] ∨ [ i < P ∧ j < P ]"),
         (r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}", "Concat(Z⁰, …, Z^(h-1)) ∈ ℝ^(T × C)"),
     ],
 )
