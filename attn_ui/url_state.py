@@ -28,6 +28,7 @@ class Param:
     default: Any
     parse: Callable[[str], Any]  # raises ValueError with a readable reason
     format: Callable[[Any], str] = str
+    typed: bool = False  # a text box: text typed into it that ``parse`` refuses is reported, not silently replaced
 
     def accepts(self, value: Any) -> bool:
         """Whether a live value has this parameter's type and range. A stale one may not: the browser
@@ -191,12 +192,15 @@ class Values:
 
 
 def restore(params: Iterable[Param]) -> list[str]:
-    """Before the controls: give each control not yet on screen its value from the URL. Returns the link's values
-    that were ignored, each with its reason (for ``report_ignored``)."""
+    """Before the controls: give each control not yet on screen its value from the URL. Returns the values that were
+    not understood, each with its reason (for ``report_ignored``): the link's, and text typed into a box whose
+    parameter refuses it (``Param.typed``: document lengths "3, x")."""
     problems = []
     for param in params:
         if param.key in st.session_state:
             value = st.session_state[param.key]
+            if param.typed and not param.accepts(value):
+                problems.append(f"{param.key} = “{escape_markdown(value[:40])}”: {_reason(param, value)}")
             # Written back even when accepted: Streamlit forgets the value of a control that a run does not draw
             # (one in a section not on screen), and one drawn again would show its first option, not this value.
             st.session_state[param.key] = value if param.accepts(value) else param.default
@@ -212,10 +216,18 @@ def restore(params: Iterable[Param]) -> list[str]:
     return problems
 
 
+def _reason(param: Param, raw: str) -> str:
+    try:
+        param.parse(raw)
+    except ValueError as reason:
+        return str(reason)
+    return "not a value of this control"
+
+
 def report_ignored(problems: list[str]) -> None:
-    """The link's ignored values (``restore``'s answer), if any."""
+    """The values not understood (``restore``'s answer), if any."""
     if problems:
-        st.warning("Some link parameters were ignored, defaults used instead:\n\n- " + "\n- ".join(problems))
+        st.warning("Some values were not understood, defaults used instead:\n\n- " + "\n- ".join(problems))
 
 
 def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:

@@ -44,7 +44,7 @@ PARAMS = (
     Param("window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
     Param("model_mask", "documents", url_state.choice(mask_tiles.MODEL_MASKS)),
-    Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS)),
+    Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS), typed=True),
     Param("prefix", 3, url_state.integer(0, MAX_TOKENS)),
     Param("global_window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param("n_global", 1, url_state.integer(0, MAX_TOKENS)),

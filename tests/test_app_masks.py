@@ -170,3 +170,16 @@ def test_bad_model_mask_values_in_a_link_are_reported_and_replaced():
     assert_clean(at)
     assert [torch.equal(m.bool(), by_definition("documents", T, [5, T - 5], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]
     assert at.selectbox(key="tile_block").value == 1024 // mask_tiles.MAX_TILES
+
+
+def test_document_lengths_typed_wrong_are_reported_and_replaced():
+    at = open_view(MASKING, slide="6")
+    at.text_input(key="documents").input("3, x").run()
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "documents = “3, x”" in warning and "whole numbers" in warning  # said, with the reason
+    assert at.text_input(key="documents").value == "3,3"  # and the default drawn
+    at.text_input(key="documents").input("2,4").run()
+    assert_clean(at)
+    assert not [text for text in texts(at, "warning") if "not understood" in text]  # gone once a value is understood
+    assert [torch.equal(m.bool(), by_definition("documents", T, [2, 4], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]

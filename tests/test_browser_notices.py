@@ -64,7 +64,7 @@ def assert_fits_with_its_note(slide: dict, note: str) -> None:
 @pytest.mark.parametrize(
     ("view", "query", "note"),
     [
-        (PIPELINE, {"preset": "nonsense", "d_model": "abc"}, "Some link parameters were ignored"),
+        (PIPELINE, {"preset": "nonsense", "d_model": "abc"}, "Some values were not understood"),
         (REAL_MODEL, {"text": "🙂 cats purr"}, "[UNK] stands for characters"),
     ],
     ids=["ignored link values", "unknown characters"],
@@ -107,7 +107,7 @@ def test_the_charts_regrow_when_the_note_goes(server, browser):
     try:
         wait_until_quiet(page)
         under_note = measured(page)
-        assert_fits_with_its_note(under_note, "Some link parameters were ignored")
+        assert_fits_with_its_note(under_note, "Some values were not understood")
         for button in ("next", "previous"):
             with rerun(page):
                 page.locator(f".st-key-slide_{button} button").click()
