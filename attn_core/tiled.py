@@ -314,7 +314,8 @@ def tiled_attention(
     True where the query may attend; window: query i sees keys i - window < j <= i only; key_lengths: B real
     lengths, the keys after them are padding. Key blocks hidden entirely are skipped: above the diagonal
     (causal, window), before a window, after every real length of the chunk, or all False in ``mask``; a tile
-    on the diagonal or a window's edge computes only the queries that see some of its keys (seeing_rows).
+    computes only the queries that see some of its keys (seeing_rows on the diagonal or a window's edge,
+    TileClasses.rows under ``mask``).
     Blocks default to ``block_sizes``; hidden scores get -inf added (KeyMasks). Statistics are kept in float32
     (float64 for float64 inputs); the output has q's dtype; a row that sees no key gives 0.
     """
