@@ -17,9 +17,11 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 import streamlit as st
 import torch
+from pandas.io.formats.style import Styler
 
 from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
+from attn_core.online_softmax import OnlineSoftmaxWalk
 from attn_core.sweep import (
     TABLE_COLUMNS,
     Point,
@@ -31,7 +33,7 @@ from attn_core.sweep import (
     parse_mask,
     sweep,
 )
-from attn_core.tiled import TILE_BYTES, block_sizes
+from attn_core.tiled import TILE_BYTES, block_sizes, score_matrix_bytes
 from attn_core.timing import benchmark_timer, format_bytes
 from attn_core.tuning import tune, tuned
 from attn_ui import downloads
@@ -269,3 +271,38 @@ def point_tables(points: list[Point]) -> None:
         st.markdown(f"**{title}**")
         table = pd.DataFrame([{column: getattr(point, TABLE_COLUMNS[column][0]) for column in columns} for point in points])
         st.dataframe(table, hide_index=True, column_config=config)
+
+
+def long_context_rows(settings: Settings, mask: str, contexts: dict[str, int]) -> pd.DataFrame:
+    """Per long context: one T × T score matrix's size and what naive and tiled attention need under ``mask``."""
+    rows = []
+    for name, t in contexts.items():
+        score_matrix = score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype)
+        needs = {method: settings.input_bytes(t) + settings.working_bytes(method, t, mask=mask) for method in ("naive", "tiled")}
+        rows.append(
+            {
+                "context": name,
+                "T": f"{t:,}",
+                "one T × T score matrix": format_bytes(score_matrix),
+                "naive needs ≈": format_bytes(needs["naive"]),
+                "tiled needs ≈": format_bytes(needs["tiled"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def walk_rows(walk: OnlineSoftmaxWalk) -> Styler:
+    """The online softmax's state after each block of keys, one row a block."""
+    rows = [
+        {
+            "block": i,
+            "keys": f"{step.keys.start}–{step.keys.stop - 1}",
+            "block max": step.block_max,
+            "running max m": step.running_max,
+            "rescale exp(m_old − m_new)": step.rescale,
+            "running sum ℓ": step.running_sum,
+            "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
+        }
+        for i, step in enumerate(walk.steps)
+    ]
+    return pd.DataFrame(rows).style.format(precision=4)

@@ -7,8 +7,7 @@ from attn_core import available_devices
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, Settings, default_memory_budget, plan
-from attn_core.tiled import score_matrix_bytes
-from attn_core.timing import DTYPES, GIB, format_bytes, supported_dtypes
+from attn_core.timing import DTYPES, GIB, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import (
@@ -16,12 +15,14 @@ from attn_ui.measure import (
     Measured,
     dense_ratios,
     keep_results,
+    long_context_rows,
     point_tables,
     result_curves,
     run_sweep,
     slope_rows,
     slope_summary,
     tiled_memory_note,
+    walk_rows,
 )
 from attn_ui.slide import presenting
 from attn_ui.steps import chart_block, row
@@ -214,23 +215,7 @@ if slides.show(1):
 
 if slides.show(2):
     st.markdown(tiled_memory_note(settings, MASKS[mask].lower(), mask != "none", min(LONG_CONTEXTS.values())))
-    st.table(
-        pd.DataFrame(
-            [
-                {
-                    "context": name,
-                    "T": f"{t:,}",
-                    "one T × T score matrix": format_bytes(
-                        score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype)
-                    ),
-                    "naive needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("naive", t, mask=spec)),
-                    "tiled needs ≈": format_bytes(settings.input_bytes(t) + settings.working_bytes("tiled", t, mask=spec)),
-                }
-                for name, t in LONG_CONTEXTS.items()
-            ]
-        ),
-        hide_index=True,
-    )
+    st.table(long_context_rows(settings, spec, LONG_CONTEXTS), hide_index=True)
 
 if slides.show(3):
     st.markdown(
@@ -250,23 +235,7 @@ if slides.show(3):
             r" o &\leftarrow o\, e^{m_{old} - m_{new}} + \sum_j e^{s_j - m_{new}} v_j \end{aligned}"
         )
     if slides.part(2):
-        st.table(
-            pd.DataFrame(
-                [
-                    {
-                        "block": i,
-                        "keys": f"{step.keys.start}–{step.keys.stop - 1}",
-                        "block max": step.block_max,
-                        "running max m": step.running_max,
-                        "rescale exp(m_old − m_new)": step.rescale,
-                        "running sum ℓ": step.running_sum,
-                        "running output o / ℓ": ", ".join(f"{x:.4f}" for x in step.running_output.tolist()),
-                    }
-                    for i, step in enumerate(walk.steps)
-                ]
-            ).style.format(precision=4),
-            hide_index=True,
-        )
+        st.table(walk_rows(walk), hide_index=True)
         st.metric("Largest |online − plain softmax| (weights and output)", f"{walk.difference:.1e}")
         if not presenting():  # left to the presenter's words: the slide has no room for it
             st.caption(
