@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 import torch
+from torch import Tensor
 
 from attn_core import MiniLM
 from attn_core.geometry import (
@@ -21,11 +22,12 @@ from attn_core.geometry import (
     shuffled_order,
     word_paths,
 )
+from attn_core.real_model import WordAcrossContexts
 from attn_ui import slide
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
-from attn_ui.steps import MIN_CHART, block, chart_block, feature_labels, matrix_step, row
+from attn_ui.steps import MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
 
 MAP_SIZE = 480  # pixels: a square map
 ROTATION_SIZE = 400  # pixels: the rotation's circle
@@ -181,4 +183,35 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
             paths.stages,
             title=f"“{paths.word}”, stage by stage",
             subtitle=subtitle,
+        )
+
+
+def position_grids(grids: dict[str, Tensor], query_word: str, key_word: str) -> None:
+    """The score of one word pair at every pair of positions (m, n), under sinusoidal encodings and under RoPE."""
+    positions = [str(i) for i in range(grids["rope"].shape[0])]
+    formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
+    with row(2, lead_lines=1):
+        for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
+            matrix_step(
+                f"{name}: score of “{query_word}” → “{key_word}”",
+                formulas[kind],
+                grids[kind],
+                positions,
+                positions,
+                row_title=f"{query_word} at m",
+                col_title=f"{key_word} at n",
+            )
+
+
+def cosines_block(contexts: WordAcrossContexts, names: list[str]) -> None:
+    """How alike the word's vectors are between every two sentences, stage by stage, with room for a link under it."""
+    with row(lead_lines=0, extra_lines=1):
+        labelled_lines_block(
+            contexts.similarity.numpy(),
+            [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs],
+            [stage.replace("embedding layer", "embedding") for stage in contexts.stages],
+            value_title="cosine similarity",
+            point_title="stage",
+            series_title="sentences",
+            title=f"“{contexts.word}”: how alike its vectors are",
         )

@@ -23,17 +23,18 @@ from attn_ui.charts import short_label
 from attn_ui.geometry_view import cached_word_paths as word_paths
 from attn_ui.geometry_view import (
     check_metrics,
+    cosines_block,
     distance_charts,
     lead,
     map_block,
     order_blocks,
     paths_block,
+    position_grids,
     rotation_block,
     shuffle,
 )
 from attn_ui.inputs import escape_markdown, model_tokens, tokens_from_text, word_and_sentences
 from attn_ui.model import cached_word_across_contexts, forward, load_model
-from attn_ui.steps import labelled_lines_block, matrix_step, row
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 24  # tokens of the toy sentence: a 24 × 24 grid of positions still labels every one
@@ -130,22 +131,8 @@ if slides.show(2):
         st.selectbox("Key word", range(t), format_func=labels.__getitem__, key="key", width=220)
     grids = {kind: position_scores(x[query], x[key], w_q, w_k, t, kind) for kind in POSITION_KINDS}  # (T, T) each
     distance = {kind: by_distance(grid) for kind, grid in grids.items()}
-    positions = [str(i) for i in range(t)]
-    pair = f"“{tokens[query]}” → “{tokens[key]}”"
     if slides.part(1):
-        with row(2, lead_lines=1):
-            formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
-            for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
-                row_title, col_title = f"{tokens[query]} at m", f"{tokens[key]} at n"
-                matrix_step(
-                    f"{name}: score of {pair}",
-                    formulas[kind],
-                    grids[kind],
-                    positions,
-                    positions,
-                    row_title=row_title,
-                    col_title=col_title,
-                )
+        position_grids(grids, tokens[query], tokens[key])
     if slides.part(2):
         distance_charts(distance, d_k)
         st.caption(
@@ -232,17 +219,7 @@ if slides.show(5):
             if slides.part(1):
                 paths_block(paths, names)
             if slides.part(2):
-                pairs = [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs]
-                with row(lead_lines=0, extra_lines=1):  # the link under the chart
-                    labelled_lines_block(
-                        contexts.similarity.numpy(),
-                        pairs,
-                        [stage.replace("embedding layer", "embedding") for stage in contexts.stages],
-                        value_title="cosine similarity",
-                        point_title="stage",
-                        series_title="sentences",
-                        title=f"“{contexts.word}”: how alike its vectors are",
-                    )
+                cosines_block(contexts, names)
                 st.page_link(
                     page.REAL_MODEL.path,
                     label="The same cosines in the Real model view",
