@@ -6,8 +6,9 @@ at a time. This kernel runs the same loop, with what makes it as fast as PyTorch
 
 - the heads go in chunks (``block_sizes``), so that each matmul is large, into one flat scratch buffer;
 - exponents are in base 2 (2^x is faster than e^x), the factor log2 e folded into the query scale;
-- tiles that a mask hides entirely are skipped, tiles it leaves wholly visible are not masked (``KeyMasks``),
-  and a tile on the causal diagonal computes only the queries that see some of its keys (``seeing_rows``);
+- tiles that a mask hides entirely are skipped, tiles it leaves wholly visible are not masked (``KeyMasks``) and
+  are joined into wider products, a tile computes only the queries that see some of its keys, and under the causal
+  mask (or a window) each block's diagonal goes in strips of rows masked only where they cross it (``key_blocks``);
 - block sizes are those measured fastest on this machine (``attn_core.tuning``).
 
 Conventions follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is True
@@ -18,7 +19,7 @@ Rows with no visible key give 0, never NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -31,7 +32,7 @@ from attn_core.masks import hidden_keys
 BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask, on a machine not tuned yet
 # (block_q, block_k) by mask (False: none; True: causal, a window or a boolean mask) until attn_core.tuning has
 # measured this machine's own.
-BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (512, 256)}
+BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (1024, 128)}
 TILE_BYTES = 8 * 2**20  # most float32 scores in one tile, all the heads of a chunk together
 NEG_INF = float("-inf")
 LOG2_E = 1 / math.log(2)  # exp(x) = 2^(x · log2 e); exp2 is the faster of the two on CPUs
@@ -80,23 +81,33 @@ def block_sizes(rows: int, t_q: int, t_k: int, causal: bool = False) -> tuple[in
     return max(1, min(rows, TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
 
 
+def scratch_size(chunk: int, block_q: int, block_k: int, whole_k: int) -> int:
+    """Floats of ``tiled_attention``'s scores scratch: a (block_q, block_k) tile for each of ``chunk`` heads, or whole
+    tiles joined into (block_q, whole_k) for as many of them as TILE_BYTES holds (at least one)."""
+    whole_heads = max(1, min(chunk, TILE_BYTES // (4 * block_q * whole_k)))
+    return max(chunk * block_q * block_k, whole_heads * block_q * whole_k)
+
+
 def tiled_working_bytes(
     batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False, mask: bool = False
 ) -> int:
     """What ``tiled_attention`` allocates on top of its inputs, at most (``causal``: under a causal or window
     mask; ``mask``: under a (T, T) boolean mask): the output; for a chunk of heads (block_sizes) the scaled
-    (block_q, d) queries, the float32 running state (a max, a sum and a (block_q, d) output), one (block_q, block_k)
-    tile of float32 scores, a few per-row temporaries and a float32 (block_q, d) product (for a part of the rows);
+    (block_q, d) queries, the float32 running state (a max, a sum and a (block_q, d) output), the scores of one
+    product (a (block_q, block_k) tile of the chunk's heads, or whole tiles joined for fewer heads), a few per-row
+    temporaries and a float32 (block_q, d) product (for a part of the rows);
     with a mask, its tile as booleans and as -inf / 0 floats (a (T, T) boolean mask's tile is shared by every head
-    of the chunk; the next tile's is made while the last one's is held); for other dtypes than float32 a tile's
+    of the chunk; the next tile's is made while the last one's is held); for other dtypes than float32 a product's
     scores in that dtype and its values in float32. Nothing but the output grows with T, except a boolean mask's
     classification (TileClasses, made first): three T × T booleans, padded to whole tiles."""
     chunk, n, block = block_sizes(batch * heads, t, t, causal)
-    converted = dtype != torch.float32  # scores and values are converted to float32 block by block
-    per_row = d_head * (dtype.itemsize + 2 * 4) + block * (4 + converted * dtype.itemsize) + 8 * 4
+    scores = scratch_size(chunk, n, block, whole_tile_keys(t))  # one product's float32 scores
+    converted = dtype != torch.float32  # scores and values are converted to float32 product by product
+    per_row = d_head * (dtype.itemsize + 2 * 4) + 8 * 4
     output = batch * heads * t * d_head * dtype.itemsize
     mask_tiles = 2 if mask else 1  # (n, bk) tiles: two of a boolean mask, or one of the causal or window mask
-    working = output + chunk * n * per_row + converted * chunk * block * d_head * 4 + causal * mask_tiles * n * block * 5
+    working = output + chunk * n * per_row + scores * (4 + converted * dtype.itemsize) + causal * mask_tiles * n * block * 5
+    working += converted * (scores // n) * d_head * 4
     classes = 3 * (math.ceil(t / n) * n) * (math.ceil(t / block) * block) if mask else 0
     return max(working, classes)
 
@@ -189,6 +200,27 @@ def seeing_rows(queries: range, keys: range, causal: bool, window: int | None) -
     return range(start, max(start, stop))
 
 
+def hidden_box(queries: range, keys: range, window: int | None) -> tuple[range, range] | None:
+    """The rows and keys of the smallest part of ``queries`` × ``keys`` holding every pair that the causal mask
+    (``window`` None) or a window of ``window`` keys hides: key j after query i (j > i), and under a window key j
+    before i's window (j <= i - window); None where it hides none. Only that part of a tile needs a mask."""
+    first, last = queries.start, queries.stop - 1
+    after = range(first, min(last + 1, keys.stop - 1)), range(max(keys.start, first + 1), keys.stop)  # j > i
+    boxes = [after]
+    if window is not None:  # j <= i - window
+        boxes.append((range(max(first, keys.start + window), last + 1), range(keys.start, min(keys.stop, last + 1 - window))))
+    boxes = [(rows, cols) for rows, cols in boxes if rows and cols]
+    if not boxes:
+        return None
+    rows, cols = zip(*boxes, strict=True)
+    return span(rows), span(cols)
+
+
+def span(parts: Sequence[range]) -> range:
+    """From the first start to the last stop of ``parts``."""
+    return range(min(part.start for part in parts), max(part.stop for part in parts))
+
+
 def hiding(hidden: Tensor) -> Tensor:
     """-inf where ``hidden`` is True, else 0: added to a tile's scores, it masks them (for a chunk of heads, adding
     this once-made tile is faster than masked_fill_ with the mask broadcast over the heads)."""
@@ -247,6 +279,13 @@ def tile_classes(mask: Tensor, block_q: int, block_k: int) -> Tensor:
 
 
 HIDDEN = None  # KeyMasks.biases of a tile that every mask hides entirely: it is skipped
+Bias = tuple[slice, slice, Tensor]  # -inf / 0 added to a tile's scores: the tile's rows and keys it covers, and itself
+ALL = slice(None)
+
+
+def within(part: range, whole: range) -> slice:
+    """Where ``part`` lies in ``whole``, as a slice of it."""
+    return slice(part.start - whole.start, part.stop - whole.start)
 
 
 @dataclass(frozen=True)
@@ -260,16 +299,19 @@ class KeyMasks:
     mask: Tensor | None  # bool, True where a query may attend: (Tq, Tk) where every head shares it, else (B, H, Tq, Tk)
     tiles: TileClasses | None  # the mask's tiles classified once, for all heads; None without a mask
 
-    def biases(self, queries: range, keys: range, heads: slice) -> list[Tensor] | None:
-        """What the masks add to the scores of ``heads`` × ``queries`` × ``keys``: -inf / 0 tiles, none where nothing
-        is hidden there; or HIDDEN (None) where everything is, and the tile is skipped."""
+    def biases(self, queries: range, keys: range, heads: slice) -> list[Bias] | None:
+        """What the masks add to the scores of ``heads`` × ``queries`` × ``keys``: -inf / 0 tiles with the rows of the
+        tile each covers, none where nothing is hidden there; or HIDDEN (None) where everything is, and the tile is
+        skipped. The causal (or window) mask's tile covers only the part of the tile it hides pairs in (hidden_box)."""
         biases = []
-        diagonal = (self.causal or self.window is not None) and keys.stop - 1 > queries.start
-        if diagonal or (self.window is not None and keys.start <= queries.stop - 1 - self.window):
-            biases.append(hiding(hidden_keys(queries, keys, self.window, self.real.device)))  # (n, bk)
+        box = hidden_box(queries, keys, self.window) if self.causal or self.window is not None else None
+        if box is not None:
+            rows, cols = box
+            hidden = hidden_keys(rows, cols, self.window, self.real.device)  # (m, bk')
+            biases.append((within(rows, queries), within(cols, keys), hiding(hidden)))
         if keys.stop > min(self.lengths[heads]):  # some head's padding starts in this block
             real = self.real[heads, None, None]  # (c, 1, 1)
-            biases.append(hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real))  # (c, 1, bk)
+            biases.append((ALL, ALL, hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real)))  # (c, 1, bk)
         if self.mask is None:
             return biases
         seen = self.tiles.seen(queries, keys)
@@ -281,8 +323,63 @@ class KeyMasks:
         if not visible.any():
             return HIDDEN
         if not visible.all():  # a tile the mask leaves wholly visible needs no bias
-            biases.append(hiding(~visible))
+            biases.append((ALL, ALL, hiding(~visible)))
         return biases
+
+
+def whole_tile_keys(t_k: int) -> int:
+    """Keys of one product where the tiles are whole (every query of the block sees every key): the block_k of
+    attention without a mask (block_sizes), tuned for dense work, which is fastest in wider tiles than masked work."""
+    return block_sizes(1, 1, t_k)[2]
+
+
+def key_blocks(
+    queries: range, keys: range, block_k: int, whole_k: int, masks: KeyMasks, heads: slice, stats: TileStats
+) -> Iterator[tuple[range, range, list[Bias]]]:
+    """The products a block of queries computes, as (keys, the rows that see some of them, the biases to add), its
+    tiles of ``block_k`` keys counted in ``stats``.
+
+    Keys before the block's own: each tile not hidden entirely, with only its rows that see a key (seeing_rows,
+    TileClasses.rows); consecutive whole tiles (every row sees every key: below the causal diagonal, inside a
+    window, between a mask's edges) joined into one product of up to ``whole_k`` keys, as dense work is fastest in
+    wide products. The block's own keys under the causal mask or a window (the diagonal): in strips of ``block_k``
+    rows, each reading the keys it sees in one product, masked only where it crosses the diagonal; a strip's row of
+    tiles joined costs less than a column of tiles each reading the rows below it.
+    """
+    diagonal = masks.causal or masks.window is not None
+    own = range(max(keys.start, queries.start), keys.stop) if diagonal else range(keys.stop, keys.stop)
+    joined = None  # whole tiles not computed yet
+    for k_start in range(keys.start, own.start, block_k):
+        block = range(k_start, min(own.start, k_start + block_k))
+        seen = seeing_rows(queries, block, masks.causal, masks.window)
+        if masks.tiles is not None:
+            seen = masks.tiles.rows(seen, block)
+        biases = masks.biases(seen, block, heads) if seen else HIDDEN
+        if biases is HIDDEN:  # no query of the block sees a key of this one
+            continue
+        stats.computed += 1
+        stats.masked += bool(biases)
+        stats.pairs += len(seen) * len(block)
+        whole = not biases and seen == queries
+        if joined and (not whole or joined.stop != block.start or len(joined) + len(block) > whole_k):
+            yield joined, queries, []
+            joined = None
+        if whole:
+            joined = block if joined is None else range(joined.start, block.stop)
+        else:
+            yield block, seen, biases
+    if joined:
+        yield joined, queries, []
+    stats.computed += math.ceil(len(own) / block_k)  # the diagonal's tiles: each holds a key seen by its own query,
+    stats.masked += math.ceil(len(own) / block_k)  # and one hidden from a query before it
+    for r_start in range(queries.start, queries.stop, block_k):
+        strip = range(r_start, min(queries.stop, r_start + block_k))
+        first = own.start if masks.window is None else max(own.start, strip.start - masks.window + 1)
+        seen_keys = range(first, max(first, min(own.stop, strip.stop)))  # keys some row of the strip sees
+        biases = masks.biases(strip, seen_keys, heads) if seen_keys else HIDDEN
+        if biases is not HIDDEN:
+            stats.pairs += len(strip) * len(seen_keys)
+            yield seen_keys, strip, biases
 
 
 def block_scores(q_block: Tensor, k_block: Tensor, scratch: Tensor) -> Tensor:
@@ -313,9 +410,8 @@ def tiled_attention(
     q: (B, H, Tq, d); k: (B, H, Tk, d); v: (B, H, Tk, d_v); mask: bool, broadcastable to (B, H, Tq, Tk),
     True where the query may attend; window: query i sees keys i - window < j <= i only; key_lengths: B real
     lengths, the keys after them are padding. Key blocks hidden entirely are skipped: above the diagonal
-    (causal, window), before a window, after every real length of the chunk, or all False in ``mask``; a tile
-    computes only the queries that see some of its keys (seeing_rows on the diagonal or a window's edge,
-    TileClasses.rows under ``mask``).
+    (causal, window), before a window, after every real length of the chunk, or all False in ``mask``; the rest
+    are computed as ``key_blocks`` lays them out (whole tiles joined, the diagonal in strips of block_k rows).
     Blocks default to ``block_sizes``; hidden scores get -inf added (KeyMasks). Statistics are kept in float32
     (float64 for float64 inputs); the output has q's dtype; a row that sees no key gives 0.
     """
@@ -341,7 +437,8 @@ def tiled_attention(
     # Made once, used by every block of queries in turn (a last, smaller one uses a part):
     scaled = q3.new_empty((chunk, block_q, d))  # the block's queries times scale · log2 e
     running = RunningSoftmax.empty(chunk, block_q, d_v, stats_dtype, q.device)
-    scratch = q3.new_empty(chunk * block_q * block_k, dtype=stats_dtype)  # each tile's scores
+    whole_k = max(block_k, whole_tile_keys(t_k))  # keys of a product of whole tiles
+    scratch = q3.new_empty(scratch_size(chunk, block_q, block_k, whole_k), dtype=stats_dtype)  # each product's scores
     for r in range(0, rows, chunk):
         heads = slice(r, min(rows, r + chunk))
         for q_start in range(0, t_q, block_q):
@@ -351,23 +448,16 @@ def tiled_attention(
             state = running.part(*block_rows).restart()  # (c, bq) rows: nothing seen yet
             keys = visible_keys(queries, t_k, causal, window, max(per_head[heads]))
             stats.tiles += math.ceil(t_k / block_k)
-            for k_start in range(keys.start, keys.stop, block_k):
-                block = range(k_start, min(keys.stop, k_start + block_k))
-                seen = seeing_rows(queries, block, causal, window)
-                if tiles is not None:
-                    seen = tiles.rows(seen, block)
-                    if not seen:  # no query of the block sees a key of this one
-                        continue
-                biases = masks.biases(seen, block, heads)
-                if biases is HIDDEN:
-                    continue
-                stats.computed += 1
-                stats.masked += bool(biases)
-                stats.pairs += len(seen) * len(block)
-                part = slice(seen.start - q_start, seen.stop - q_start)  # the tile's rows in the block of queries
-                scores = block_scores(q_block[:, part], k3[heads, block.start : block.stop], scratch)  # (c, n, bk)
-                for bias in biases:
-                    scores.add_(bias)
-                state.part(slice(None), part).update(scores, v3[heads, block.start : block.stop].to(stats_dtype))
+            for block, seen, biases in key_blocks(queries, keys, block_k, whole_k, masks, heads, stats):
+                part = within(seen, queries)  # the product's rows in the block of queries
+                # Heads whose scores the scratch holds: every head of the chunk but for joined whole tiles (no bias).
+                together = max(1, len(scratch) // (len(seen) * len(block)))
+                for turn in range(0, heads.stop - heads.start, together):
+                    some = slice(turn, min(heads.stop - heads.start, turn + together))  # of the chunk's heads
+                    those = slice(heads.start + some.start, heads.start + some.stop)  # of all B·H heads
+                    scores = block_scores(q_block[some, part], k3[those, block.start : block.stop], scratch)  # (c, n, bk)
+                    for bias_rows, bias_keys, bias in biases:
+                        scores[:, bias_rows, bias_keys].add_(bias)
+                    state.part(some, part).update(scores, v3[those, block.start : block.stop].to(stats_dtype))
             state.result(out=out[heads, q_start : queries.stop])
     return out.reshape(*lead, t_q, d_v)

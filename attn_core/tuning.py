@@ -28,7 +28,7 @@ from attn_core.timing import time_interleaved
 # (block_q, block_k) to try, by whether a mask is applied; the first is tiled.BLOCKS's.
 CANDIDATES = {
     False: (BLOCKS[False], (512, 512), (512, 256), (256, 256), (2048, 256)),
-    True: (BLOCKS[True], (256, 256), (512, 512), (1024, 128), (1024, 256)),
+    True: (BLOCKS[True], (1024, 256), (2048, 128), (512, 128), (512, 256)),
 }
 SHAPE = (1, 8, 4096, 64)  # (B, H, T, d), float32: the shape of the Cost view's targets; about 10 s in all
 ROUNDS = 3
@@ -75,6 +75,8 @@ def tune(progress: Callable[[float, str], None] | None = None) -> Blocks:
         sdpa_s = timed.pop("sdpa").spread.min
         ratios[masked] = {f"{bq}x{bk}": round(result.spread.min / sdpa_s, 3) for (bq, bk), result in timed.items()}
         chosen[masked] = min(timed, key=lambda blocks: timed[blocks].spread.min)
+        if not masked:  # kept at once: masked attention joins whole tiles as wide as the no-mask block (tiled.whole_tile_keys)
+            keep({False: chosen[False], True: (tuned() or BLOCKS)[True]})
     keep(chosen, {"ratio_to_sdpa": {"none": ratios[False], "masked": ratios[True]}, "shape": SHAPE})
     return chosen
 

@@ -7,15 +7,18 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from attn_core import tiled
 from attn_core.attention import attend, naive_attention
-from attn_core.masks import causal_mask, padding_mask, window_mask
+from attn_core.masks import causal_mask, document_mask, padding_mask, window_mask
 from attn_core.online_softmax import blockwise_attention, online_softmax_walk, random_row
 from attn_core.sweep import MATMUL_SCRATCH, Settings, Skipped, matmul_reference, plan, runner
 from attn_core.tiled import (
     BLOCK_K,
     BLOCK_Q,
+    BLOCKS,
     TileStats,
     attention_flops,
+    block_sizes,
     score_matrix_bytes,
     tiled_attention,
     tiled_working_bytes,
@@ -103,8 +106,8 @@ def test_window_mask_shape():
         window_mask(4, 0)
 
 
-def padded(lengths: list[int]) -> Tensor:
-    return padding_mask(lengths, 70).unsqueeze(1)  # (B, 1, 1, T)
+def padded(lengths: list[int], t: int = 70) -> Tensor:
+    return padding_mask(lengths, t).unsqueeze(1)  # (B, 1, 1, T)
 
 
 MASKS = {  # name: (tiled_attention's keywords, the same as a boolean mask for T = 70, broadcastable to (B, H, T, T))
@@ -193,6 +196,30 @@ def test_causal_skips_key_blocks_above_the_diagonal():
     changed_v[:, :, 40:] = float("nan")  # would poison any row that read them
     tiled = tiled_attention(q, changed_k, changed_v, causal=True, block_q=8, block_k=8)
     assert torch.allclose(tiled[:, :, :40], tiled_attention(q, k, v, causal=True)[:, :, :40], atol=1e-12)
+
+
+LONG_MASKS = {  # name: (tiled_attention's keywords, the same as a boolean mask broadcastable to (2, 4, 2048, 2048))
+    "causal": (dict(causal=True), causal_mask(2048)),
+    "window of 1,200": (dict(window=1200), window_mask(2048, 1200)),
+    "causal and padding": (dict(causal=True, key_lengths=[2048, 1500]), causal_mask(2048) & padded([2048, 1500], 2048)),
+    "documents": (dict(mask=document_mask([700, 1000, 348], 2048)), document_mask([700, 1000, 348], 2048)),
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_MASKS))
+def test_heads_in_chunks_whole_tiles_joined_and_diagonal_strips(name, monkeypatch):
+    """The default blocks at T = 2,048 under a mask, with tiles of at most 2 heads' scores (TILE_BYTES made small):
+    8 heads go in 4 chunks; whole tiles are joined into products of 512 keys (the no-mask block_k) computed one head
+    at a time; the diagonal goes in strips of block_k rows. Each equals SDPA with the same mask."""
+    block_q, block_k = BLOCKS[True]
+    monkeypatch.setattr(tiled, "TILE_BYTES", 2 * 4 * block_q * block_k)
+    assert block_sizes(8, 2048, 2048, causal=True)[0] == 2 and tiled.whole_tile_keys(2048) == BLOCKS[False][1] > block_k
+    keywords, mask = LONG_MASKS[name]
+    q, k, v = qkv(2048, torch.float32, heads=4)
+    stats = TileStats()
+    tiled_output = tiled_attention(q, k, v, stats=stats, **keywords)
+    assert torch.allclose(tiled_output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-5, rtol=0)
+    assert stats.computed < stats.tiles  # tiles hidden entirely were skipped
 
 
 def test_bfloat16_keeps_float32_statistics():
