@@ -18,6 +18,7 @@ Rows with no visible key give 0, never NaN.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -278,6 +279,13 @@ def tile_classes(mask: Tensor, block_q: int, block_k: int) -> Tensor:
     return torch.where(whole, TILE_FULL, torch.where(seen, TILE_PARTIAL, TILE_SKIPPED))
 
 
+@functools.lru_cache(maxsize=16)
+def diagonal_bias(offset: int, rows: int, keys: int, window: int | None, device: torch.device) -> Tensor:
+    """hiding(hidden_keys(...)) for ``rows`` queries from 0 and ``keys`` keys from ``offset``: the causal (or window)
+    mask depends only on j - i, so every strip of a call crossing the diagonal the same way shares one, made once."""
+    return hiding(hidden_keys(range(rows), range(offset, offset + keys), window, device))  # (rows, keys)
+
+
 HIDDEN = None  # KeyMasks.biases of a tile that every mask hides entirely: it is skipped
 Bias = tuple[slice, slice, Tensor]  # -inf / 0 added to a tile's scores: the tile's rows and keys it covers, and itself
 ALL = slice(None)
@@ -307,8 +315,8 @@ class KeyMasks:
         box = hidden_box(queries, keys, self.window) if self.causal or self.window is not None else None
         if box is not None:
             rows, cols = box
-            hidden = hidden_keys(rows, cols, self.window, self.real.device)  # (m, bk')
-            biases.append((within(rows, queries), within(cols, keys), hiding(hidden)))
+            bias = diagonal_bias(cols.start - rows.start, len(rows), len(cols), self.window, self.real.device)  # (m, bk')
+            biases.append((within(rows, queries), within(cols, keys), bias))
         if keys.stop > min(self.lengths[heads]):  # some head's padding starts in this block
             real = self.real[heads, None, None]  # (c, 1, 1)
             biases.append((ALL, ALL, hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real)))  # (c, 1, bk)
