@@ -190,15 +190,12 @@ def visible_keys(queries: range, t_k: int, causal: bool, window: int | None, len
     return range(start, max(start, stop))
 
 
-def seeing_rows(queries: range, keys: range, causal: bool, window: int | None) -> range:
-    """The queries that may see some key of ``keys``: all but, under the causal mask (or a window), those before
-    the first key and, under a window of w keys, those from the last key + w on. A tile computes only these rows,
-    so a large block of queries computes few scores above the diagonal."""
-    if not causal and window is None:
-        return queries
-    start = max(queries.start, keys.start)
+def seeing_rows(queries: range, keys: range, window: int | None) -> range:
+    """The queries that may see some key of ``keys``, keys before the queries' own (every query sees those under the
+    causal mask): all but, under a window of w keys, those from the last key + w on, which the window has passed.
+    A tile computes only these rows."""
     stop = queries.stop if window is None else min(queries.stop, keys.stop - 1 + window)
-    return range(start, max(start, stop))
+    return range(queries.start, max(queries.start, stop))
 
 
 def hidden_box(queries: range, keys: range, window: int | None) -> tuple[range, range] | None:
@@ -341,25 +338,33 @@ def whole_tile_keys(t_k: int) -> int:
     return block_sizes(1, 1, t_k)[2]
 
 
+Product = tuple[range, range, list[Bias]]  # keys, the rows that see some of them, the biases to add
+
+
 def key_blocks(
     queries: range, keys: range, block_k: int, whole_k: int, masks: KeyMasks, heads: slice, stats: TileStats
-) -> Iterator[tuple[range, range, list[Bias]]]:
-    """The products a block of queries computes, as (keys, the rows that see some of them, the biases to add), its
-    tiles of ``block_k`` keys counted in ``stats``.
-
-    Keys before the block's own: each tile not hidden entirely, with only its rows that see a key (seeing_rows,
-    TileClasses.rows); consecutive whole tiles (every row sees every key: below the causal diagonal, inside a
-    window, between a mask's edges) joined into one product of up to ``whole_k`` keys, as dense work is fastest in
-    wide products. The block's own keys under the causal mask or a window (the diagonal): in strips of ``block_k``
-    rows, each reading the keys it sees in one product, masked only where it crosses the diagonal; a strip's row of
-    tiles joined costs less than a column of tiles each reading the rows below it.
-    """
+) -> Iterator[Product]:
+    """The products a block of queries computes of ``keys``, the keys some of them see, its tiles of ``block_k`` keys
+    counted in ``stats``: tiles (whole ones joined) up to the block's own keys, and these, under the causal mask or a
+    window (the diagonal), in strips of rows."""
     diagonal = masks.causal or masks.window is not None
     own = range(max(keys.start, queries.start), keys.stop) if diagonal else range(keys.stop, keys.stop)
+    yield from tiles_joined(queries, range(keys.start, own.start), block_k, whole_k, masks, heads, stats)
+    if own:
+        yield from diagonal_strips(queries, own, block_k, masks, heads, stats)
+
+
+def tiles_joined(
+    queries: range, keys: range, block_k: int, whole_k: int, masks: KeyMasks, heads: slice, stats: TileStats
+) -> Iterator[Product]:
+    """Each tile of ``block_k`` keys that is not hidden entirely, with only its rows that see a key (seeing_rows,
+    TileClasses.rows); consecutive whole tiles (every row sees every key: below the causal diagonal, inside a window,
+    between a mask's edges) joined into one product of up to ``whole_k`` keys, as dense work is fastest in wide
+    products."""
     joined = None  # whole tiles not computed yet
-    for k_start in range(keys.start, own.start, block_k):
-        block = range(k_start, min(own.start, k_start + block_k))
-        seen = seeing_rows(queries, block, masks.causal, masks.window)
+    for k_start in range(keys.start, keys.stop, block_k):
+        block = range(k_start, min(keys.stop, k_start + block_k))
+        seen = seeing_rows(queries, block, masks.window)
         if masks.tiles is not None:
             seen = masks.tiles.rows(seen, block)
         biases = masks.biases(seen, block, heads) if seen else HIDDEN
@@ -378,6 +383,14 @@ def key_blocks(
             yield block, seen, biases
     if joined:
         yield joined, queries, []
+
+
+def diagonal_strips(
+    queries: range, own: range, block_k: int, masks: KeyMasks, heads: slice, stats: TileStats
+) -> Iterator[Product]:
+    """The block's ``own`` keys under the causal mask or a window, in strips of ``block_k`` rows: each strip reads the
+    keys it sees in one product, masked only where it crosses the diagonal (hidden_box). Its tiles read this way,
+    a row of them at once, cost less than a column of them at once, each reading the rows below it."""
     stats.computed += math.ceil(len(own) / block_k)  # the diagonal's tiles: each holds a key seen by its own query,
     stats.masked += math.ceil(len(own) / block_k)  # and one hidden from a query before it
     for r_start in range(queries.start, queries.stop, block_k):

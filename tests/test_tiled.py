@@ -9,7 +9,7 @@ from torch import Tensor
 
 from attn_core import tiled
 from attn_core.attention import attend, naive_attention
-from attn_core.masks import causal_mask, document_mask, padding_mask, window_mask
+from attn_core.masks import causal_mask, document_mask, hidden_keys, padding_mask, window_mask
 from attn_core.online_softmax import blockwise_attention, online_softmax_walk, random_row
 from attn_core.sweep import MATMUL_SCRATCH, Settings, Skipped, matmul_reference, plan, runner
 from attn_core.tiled import (
@@ -196,6 +196,28 @@ def test_causal_skips_key_blocks_above_the_diagonal():
     changed_v[:, :, 40:] = float("nan")  # would poison any row that read them
     tiled = tiled_attention(q, changed_k, changed_v, causal=True, block_q=8, block_k=8)
     assert torch.allclose(tiled[:, :, :40], tiled_attention(q, k, v, causal=True)[:, :, :40], atol=1e-12)
+
+
+@pytest.mark.parametrize("window", [None, 1, 5, 40])
+def test_hidden_box_is_the_smallest_rectangle_around_every_hidden_pair(window):
+    """Only that part of a tile gets the mask added, so it must hold every pair the mask hides, and no more rows or
+    keys than those pairs span."""
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        q_start, k_start = (int(x) for x in torch.randint(0, 60, (2,), generator=generator))
+        queries = range(q_start, q_start + int(torch.randint(1, 30, (1,), generator=generator)))
+        keys = range(k_start, k_start + int(torch.randint(1, 30, (1,), generator=generator)))
+        hidden = hidden_keys(queries, keys, window)  # (n, bk)
+        rows, cols = hidden.any(1).nonzero().flatten(), hidden.any(0).nonzero().flatten()
+        expected = (
+            None
+            if not hidden.any()
+            else (
+                range(queries.start + rows.min().item(), queries.start + rows.max().item() + 1),
+                range(keys.start + cols.min().item(), keys.start + cols.max().item() + 1),
+            )
+        )
+        assert tiled.hidden_box(queries, keys, window) == expected
 
 
 LONG_MASKS = {  # name: (tiled_attention's keywords, the same as a boolean mask broadcastable to (2, 4, 2048, 2048))
