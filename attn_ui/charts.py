@@ -47,8 +47,12 @@ ALLOWED_COLOUR = "#1f77b4"
 HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
 CHAR_WIDTH = 7.5  # pixels of one label character at FONT_SIZE, a generous average (a lowercase word: 7.0)
+WORD_CHAR_WIDTH = 7.0  # the same, of a lowercase word (measured 6.7-7.0): a heatmap's upright column labels' height
 TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, TITLE_SIZE + 2)
-MIN_STEP = 20  # pixels per token row or column: a 14-px label fits, rotated or not
+MIN_STEP = 20  # pixels per token row or column: a 14-px label's box (18 px high) fits, rotated or not
+# The same on a slide, where height is short: 16 tokens fit a 1024 × 576 window. The labels' boxes touch; their
+# letters stay apart (a lowercase word's ink is about 13 px high).
+SLIDE_MIN_STEP = 16
 MIN_INDEX_STEP = 10  # pixels per row or column numbering features, labelled every other one
 MAX_STEP = 44  # pixels per cell at most
 NUMBER_STEP = 44  # pixels a cell needs to print its value legibly ("-0.07")
@@ -57,9 +61,12 @@ MAX_WIDTH = 560  # pixels: the widest chart fits the main column (564 px) of a 1
 MAX_HEIGHT = 720  # pixels of cells: 36 tokens at MIN_STEP
 COMPACT_HEIGHT = 360  # pixels of cells of a feature-by-feature matrix (a W)
 KINDS = ("weights", "signed", "mask")
-LEGEND_HEIGHT = 68  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
-LEGEND_WIDTH = 100  # pixels of a colour legend at a plot's right: its offset, its bar and labels ("allowed")
+LEGEND_OFFSET = 8  # pixels between a plot (or its axis) and its legend (Vega-Lite's default: 18)
+LEGEND_HEIGHT = 60  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
+LEGEND_WIDTH = 70  # pixels of a colour scale's legend at a plot's right: its offset, bar and labels (measured 62-69)
+KEY_LEGEND_WIDTH = 100  # pixels of a mask's legend of named colours at a plot's right ("allowed", "blocked"; 96)
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
+HEATMAP_PADDING = 18  # pixels a heatmap's drawing has above its title and under its axis title (17-18 measured)
 AXIS_PADDING = 4  # pixels from a plot to its axis labels, and from them to the axis title
 BAR_HEIGHT = 260  # pixels
 LINE_HEIGHT = 320  # pixels
@@ -96,7 +103,7 @@ CONFIG = {
         "labelPadding": AXIS_PADDING,
         "titlePadding": AXIS_PADDING,
     },
-    "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0},
+    "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0, "offset": LEGEND_OFFSET},
     "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
     "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
     "text": {"fontSize": CELL_FONT_SIZE},
@@ -132,10 +139,11 @@ def cell_steps(
     max_step: float = MAX_STEP,
     max_aspect: float = 1.0,
     compact_height: int = COMPACT_HEIGHT,
+    min_step: float = MIN_STEP,
 ) -> tuple[float, float]:
     """Pixels per cell (width, height): at most ``max_step``, square where the matrix fits, or up to ``max_aspect``
     times taller than wide where its columns are features and the height allows (a slide's token-by-feature matrix);
-    at least MIN_STEP along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
+    at least ``min_step`` along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
     while that fits; squeezed to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A
     feature-by-feature matrix (a W) is kept compact: its cells at most ``compact_height`` high."""
     if is_index(row_labels):
@@ -146,7 +154,7 @@ def cell_steps(
     tall = min(max_step, fit_height, side * max_aspect) if is_index(col_labels) else side
 
     def step(side: float, fit: float, labels: list[str]) -> float:
-        return max(side, min(MIN_INDEX_STEP if is_index(labels) else MIN_STEP, fit), 1.0)
+        return max(side, min(MIN_INDEX_STEP if is_index(labels) else min_step, fit), 1.0)
 
     return step(side, fit_width, col_labels), step(tall, fit_height, row_labels)
 
@@ -154,7 +162,7 @@ def cell_steps(
 def _label_room(labels: list[str]) -> int:
     """Pixels the labels and title of a y axis take beside the plot."""
     longest = max((len(short_label(label)) for label in labels), default=1)
-    return int(longest * CHAR_WIDTH) + 2 * TITLE_SIZE + 12
+    return int(longest * CHAR_WIDTH) + TITLE_SIZE + 2 * AXIS_PADDING + VIEW_PADDING
 
 
 def heatmap_width(
@@ -166,22 +174,32 @@ def heatmap_width(
     max_aspect: float = 1.0,
     compact_height: int = COMPACT_HEIGHT,
     legend_side: str = "bottom",
+    kind: str = "weights",
+    min_step: float = MIN_STEP,
 ) -> int:
-    """The pixel width ``heatmap`` draws a matrix with these labels at: cells plus the row labels and title, and a
-    legend at the right."""
-    cell_width, _ = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect, compact_height)
-    legend = LEGEND_WIDTH if legend_side == "right" else 0
-    return int(len(col_labels) * cell_width) + _label_room(row_labels) + legend
+    """The pixel width ``heatmap`` draws a matrix of this ``kind`` with these labels at: cells plus the row labels
+    and title, and a legend at the right."""
+    sizes = (max_width, max_height, max_step, max_aspect, compact_height, min_step)
+    cell_width, _ = cell_steps(row_labels, col_labels, *sizes)
+    return int(len(col_labels) * cell_width) + _label_room(row_labels) + (legend_width(kind) if legend_side == "right" else 0)
+
+
+def legend_width(kind: str) -> int:
+    """Pixels a heatmap's legend takes at the plot's right: named colours for a mask, else a colour scale."""
+    return KEY_LEGEND_WIDTH if kind == "mask" else LEGEND_WIDTH
 
 
 def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "bottom") -> int:
-    """Pixels of a heatmap's height outside its cells, at most: ``title_lines`` lines of title and subtitle, the
-    column labels (upright, as on a narrow cell), the axis title, a legend under the plot, and the padding Vega
-    leaves above and below (about 20 px, measured)."""
+    """Pixels of a heatmap's height outside its cells, at most: ``title_lines`` lines of title and subtitle (a title
+    alone is set as far above the cells as one with a subtitle line: 44 px, measured), the column labels (upright,
+    as on a narrow cell) and the axis title with their paddings, a legend under the plot, and the padding Vega leaves
+    above and below (HEATMAP_PADDING)."""
     longest = max((len(short_label(label)) for label in col_labels), default=1)
-    labels = FONT_SIZE + 6 if is_index(col_labels) else max(FONT_SIZE, longest * CHAR_WIDTH) + 6
+    labels = FONT_SIZE if is_index(col_labels) else max(FONT_SIZE, longest * WORD_CHAR_WIDTH)
+    axis = labels + 2 * AXIS_PADDING + TITLE_SIZE
     legend = LEGEND_HEIGHT if legend_side == "bottom" else 0
-    return title_lines * (FONT_SIZE + 6) + labels + (TITLE_SIZE + 8) + legend + 4 * VIEW_PADDING
+    titles = max(2, title_lines) * (FONT_SIZE + 6) + 4 if title_lines else 0
+    return titles + axis + legend + HEATMAP_PADDING
 
 
 def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
@@ -272,6 +290,7 @@ def heatmap(
     max_aspect: float = 1.0,
     compact_height: int = COMPACT_HEIGHT,
     legend_side: str = "bottom",
+    min_step: float = MIN_STEP,
     highlight: int | None = None,
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
@@ -293,7 +312,8 @@ def heatmap(
         col_title: _names(col_labels, cols),
         "value": shown_values.ravel(),
     }
-    cell_width, cell_height = cell_steps(row_labels, col_labels, max_width, max_height, max_step, max_aspect, compact_height)
+    sizes = (max_width, max_height, max_step, max_aspect, compact_height, min_step)
+    cell_width, cell_height = cell_steps(row_labels, col_labels, *sizes)
     numbers = kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP
     if kind == "mask":
         columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
@@ -317,6 +337,7 @@ def heatmap(
         "cell_width": cell_width,
         "cell_height": cell_height,
         "legend_side": legend_side,
+        "min_step": min_step,
         "numbers": numbers,
         "highlight": highlight is not None,
     }
@@ -334,13 +355,14 @@ def _heatmap_chart(
     cell_width: float,
     cell_height: float,
     legend_side: str,
+    min_step: float,
     numbers: bool,
     highlight: bool,
 ) -> alt.LayerChart:
     """``heatmap``'s chart: cells, with their ``numbers`` written on them, and a ``highlight``ed row outlined."""
     position = {
-        "x": alt.X(field="col", type="ordinal", axis=_label_axis(col_labels, col_title, cell_width)),
-        "y": alt.Y(field="row", type="ordinal", axis=_label_axis(row_labels, row_title, cell_height, horizontal=True)),
+        "x": alt.X(field="col", type="ordinal", axis=_label_axis(col_labels, col_title, cell_width, min_step=min_step)),
+        "y": alt.Y(field="row", type="ordinal", axis=_label_axis(row_labels, row_title, cell_height, True, min_step)),
     }
     names = {row_title: f"datum[{json.dumps(row_title)}]", col_title: f"datum[{json.dumps(col_title)}]"}
     cell = {"width": cell_width, "height": cell_height}
@@ -906,15 +928,15 @@ def word_path_map(
 
 
 # ---- Their parts: axes, colours, tooltips, titles; the thumbnails' pixels
-def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False) -> alt.Axis:
+def _label_axis(labels: list[str], title: str, step: float, horizontal: bool = False, min_step: float = MIN_STEP) -> alt.Axis:
     """An axis over integer positions that shows the tokens (duplicates stay distinct).
 
-    Every label is drawn (no overlap removal) when a cell is at least MIN_STEP pixels; on a squeezed
-    axis (hundreds of features) every k-th position is labelled instead, spaced MIN_STEP apart.
+    Every label is drawn (no overlap removal) when a cell is at least ``min_step`` pixels; on a squeezed
+    axis (hundreds of features) every k-th position is labelled instead, spaced ``min_step`` apart.
     Labels along x are written across when they fit their cell and upright (rotated -90°) otherwise.
     """
     names = json.dumps([short_label(label) for label in labels])
-    every = max(1, int(np.ceil(MIN_STEP / max(step, 1))))
+    every = max(1, int(np.ceil(min_step / max(step, 1))))
     fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
     return alt.Axis(
         title=title,

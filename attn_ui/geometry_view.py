@@ -35,15 +35,6 @@ FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
 
 
-def lead(full: str, gist: str = "") -> None:
-    """A section's text: in full on a scrolling page; on a slide its gist, one line or none, and the presenter says
-    the rest."""
-    if not slide.presenting():
-        st.markdown(full)
-    elif gist:
-        st.markdown(gist)
-
-
 def shuffle(t: int) -> None:
     """The Shuffle button: the next seed whose order differs from the one on screen (a link keeps the seed)."""
     current = shuffled_order(t, st.session_state["shuffle"])
@@ -57,7 +48,7 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
     """The weights (``matrix`` "weights") or the context vectors ("context") of the sentence and of its shuffle, side
     by side, each row and column labelled with its token."""
     moved = [tokens[i] for i in check.order.tolist()]
-    with row(2, extra_lines=1):  # the lead and the shuffled sentence above, the check under
+    with row(2):  # on a slide, the shuffled sentence and the check above
         for steps, labels, where in ((check.original, tokens, "original order"), (check.shuffled, moved, "shuffled")):
             if matrix == "weights":
                 formula = r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k})"
@@ -76,17 +67,19 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
                 matrix_step(f"Context vectors, {where}", "A V", steps.context, labels, features, row_title="token")
 
 
-def check_metrics(checks: dict[bool, OrderCheck]) -> None:
-    """The check, without and with positions: as metrics on a page, one line on a slide."""
+def check_line(checks: dict[bool, OrderCheck]) -> str:
+    """The check, without and with positions, in a line of text (a slide's)."""
     without, with_positions = (f"{checks[positions].difference:.2e}" for positions in (False, True))
-    if slide.presenting():
-        st.markdown(f"Largest difference after un-shuffling: **{without}** without positions, **{with_positions}** with them.")
-        return
+    return f"After un-shuffling: **{without}** without positions (A(P X) = P A(X)), **{with_positions}** with them."
+
+
+def check_metrics(checks: dict[bool, OrderCheck]) -> None:
+    """The check, without and with positions, as metrics."""
     with st.container(horizontal=True, gap="large"):
-        for value, name in ((without, "without positions"), (with_positions, "with sinusoidal positions")):
+        for positions, name in ((False, "without positions"), (True, "with sinusoidal positions")):
             st.metric(
                 f"Largest difference after un-shuffling, {name}",
-                value,
+                f"{checks[positions].difference:.2e}",
                 help="max |A(P X) − P A(X)| over the context vectors: the shuffle's outputs put back in the original order.",
                 width="content",
             )

@@ -31,11 +31,17 @@ def _start_playing(last: int) -> None:
         st.session_state[STEP] = 1
 
 
-def step_controls(last: int, label: str = "Generation step t", help: str = "Which tokens the t-th token may see.") -> None:
-    """The step's slider and the Play switch, and while playing, the timer that moves the step."""
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def step_controls(
+    last: int, label: str = "Generation step t", help: str = "Which tokens the t-th token may see.", beside: str = ""
+) -> None:
+    """The step's slider and the Play switch, and while playing, the timer that moves the step; ``beside``: text
+    drawn at their left (a slide's lead, where the slide's height is short)."""
+    with st.container(horizontal=True, vertical_alignment="bottom", wrap=not beside):
+        if beside:
+            st.markdown(beside, width="stretch")
         if last > 1:
-            st.slider(label, 1, last, key=STEP, help=help, width=420)
+            collapsed = "collapsed" if beside else "visible"  # beside a lead, which says what the step is
+            st.slider(label, 1, last, key=STEP, help=help, width=300 if beside else 420, label_visibility=collapsed)
             st.toggle(
                 "Play",
                 key=PLAYING,

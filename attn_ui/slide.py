@@ -28,11 +28,12 @@ TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL
 TALL_TYPE_PX = 21
 TALL_PX = 800
 ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
-# Above a slide's charts, the bar (view, step, Previous / Next, Controls) and the section's title, with their margins
-# (7.4 rem, measured); below them, the page's bottom margin and a little spare. In rem: they grow with the presenter's
-# type.
-CHROME_REM = 8.4
-LINE_REM = 1.7  # a line of text on a slide (its lead, a caption)
+# Above a slide's charts, the bar (view, step, Previous / Next, Controls) and the section's title, with their margins;
+# below them, the page's bottom margin: 6.9 rem, measured; and half a line spare. In rem: they grow with the
+# presenter's type.
+CHROME_REM = 7.4
+LINE_REM = 1.6  # a line of text on a slide (its lead, a caption)
+TABLE_ROW_REM = 1.9  # a row of a table on a slide, its header's too (34 px in 18-px type, measured)
 GAP_REM = 1  # between the charts and text under them, as between any two elements of a page
 NOTES_GAP_REM = 0.5  # between the notes above a section and its title (page.PRESENTER_STYLE): a slide's room is small
 # Outside presenter mode: from this window width, rows of charts grow with the main column, which is the window less
@@ -90,6 +91,15 @@ def _rerun_only() -> None:
     """A new size needs nothing but the rerun that follows it."""
 
 
+def lead(full: str, gist: str = "") -> None:
+    """A section's text: in full on a scrolling page; on a slide its gist, a line or two or none, and the presenter
+    says the rest."""
+    if not presenting():
+        st.markdown(full)
+    elif gist:
+        st.markdown(gist)
+
+
 def presenting() -> bool:
     return st.session_state.get("present") is True
 
@@ -97,6 +107,11 @@ def presenting() -> bool:
 def window() -> tuple[int, int]:
     """The window's (width, height) in CSS pixels; SMALLEST until the browser has said."""
     return st.session_state.get(VIEWPORT_KEY, SMALLEST)
+
+
+def type_px() -> int:
+    """The presenter's type size (a CSS rem) on this window, in pixels."""
+    return TALL_TYPE_PX if window()[1] >= TALL_PX else TYPE_PX
 
 
 def notes_height() -> int:
@@ -141,7 +156,7 @@ def sharing(count: int, lines_above: int = 2, lines_below: int = 0, aside: int =
     width, height = window()
     blocks = count + (aside > 0)  # blocks side by side, a gap between two
     if presenting():
-        rem = TALL_TYPE_PX if height >= TALL_PX else TYPE_PX
+        rem = type_px()
         text_rem = CHROME_REM + (lines_above + lines_below) * LINE_REM + GAP_REM * (lines_below > 0)
         notes = notes_height()
         notes_px = notes + NOTES_GAP_REM * rem if notes else 0  # the notes and the gap under them

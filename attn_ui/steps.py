@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,12 +19,11 @@ from attn_ui.charts import (
     BAR_HEIGHT,
     FONT_SIZE,
     LEGEND_HEIGHT,
-    LEGEND_WIDTH,
     MAX_HEIGHT,
     MAX_STEP,
     MAX_WIDTH,
-    MIN_STEP,
     PANEL_SPACING,
+    SLIDE_MIN_STEP,
     TITLE_SIZE,
     WRAPPED_PANEL,
     bars,
@@ -35,6 +35,7 @@ from attn_ui.charts import (
     heatmap_width,
     is_index,
     labelled_lines,
+    legend_width,
     title_width,
 )
 from attn_ui.draw import draw
@@ -51,26 +52,30 @@ FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's 
 # Pixels a side of a grid's panel on a slide at least: panels are an overview without token labels (each cell's
 # tooltip names its tokens), so 16 heads fit a 1024 × 576 slide; a head's own heatmap labels every token.
 SLIDE_MIN_PANEL = 72
+MAX_TABLE_BLOCKS = 4  # a slide's table in at most this many blocks side by side (attn_ui.steps.table)
 MIN_CHART = 240  # pixels: the lowest bar or line chart on a slide, its title and labels included (a plot of 130)
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
 
-def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH) -> dict:
-    """A heatmap's size options (those of ``charts.heatmap``): on a slide, the room the slide leaves it, but never
-    so little that a token's label would not fit (the slide then scrolls: it needs splitting); elsewhere, at most
-    ``max_width`` wide."""
+def heatmap_size(
+    row_labels: list[str], col_labels: list[str], title_lines: int, max_width: int = MAX_WIDTH, kind: str = "weights"
+) -> dict:
+    """A ``kind`` of heatmap's size options (those of ``charts.heatmap``): on a slide, the room the slide leaves it,
+    but never so little that a token's label would not fit (the slide then scrolls: it needs splitting); elsewhere,
+    at most ``max_width`` wide."""
     room = slide.room()
     if room is None or room.height is None:  # a scrolling page: as wide as the row's share of a wide window allows
         return {"max_width": max(max_width, room.width if room else 0), "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
     # Features may be squeezed, tokens not: the cells' least height, and the chart's least width.
-    readable = 0 if is_index(row_labels) else len(row_labels) * MIN_STEP
-    readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, 10**6, 10**6, MIN_STEP)
+    readable = 0 if is_index(row_labels) else len(row_labels) * SLIDE_MIN_STEP
+    least = {"max_width": 10**6, "max_height": 10**6, "max_step": SLIDE_MIN_STEP, "min_step": SLIDE_MIN_STEP}
+    readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, **least)
 
     def fit(legend_side: str) -> tuple[tuple[bool, float], dict]:
         """The options with the legend on this side, ranked: whether the tokens' rows fit the room's height, then
         the side of a cell."""
         cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
-        width = room.width - (LEGEND_WIDTH if legend_side == "right" else 0)
+        width = room.width - (legend_width(kind) if legend_side == "right" else 0)
         height = max(cells_height, readable)
         options = {
             "max_width": max(width, readable_width),
@@ -78,6 +83,7 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
             "max_step": SLIDE_MAX_STEP,
             "max_aspect": SLIDE_MAX_ASPECT,
             "compact_height": height,  # a W takes a slide's height as the other matrices do
+            "min_step": SLIDE_MIN_STEP,
         }
         cell = min(cell_steps(row_labels, col_labels, **options))
         return (cells_height >= readable and width >= readable_width, cell), options | {"legend_side": legend_side}
@@ -85,18 +91,21 @@ def heatmap_size(row_labels: list[str], col_labels: list[str], title_lines: int,
     (fits, _), options = max(fit("bottom"), fit("right"), key=lambda ranked: ranked[0])  # the legend where it costs least
     if not fits:
         room.crowded.append(len(row_labels))
-        room.fitting.append(max(tokens_fitting(room, row_labels, col_labels, title_lines, side) for side in ("bottom", "right")))
+        sides = ("bottom", "right")
+        room.fitting.append(max(tokens_fitting(room, row_labels, col_labels, title_lines, side, kind) for side in sides))
     return options
 
 
-def tokens_fitting(room: slide.Room, row_labels: list[str], col_labels: list[str], title_lines: int, legend_side: str) -> int:
-    """How many first tokens of a heatmap's rows (and token columns) fit ``room`` at MIN_STEP each."""
+def tokens_fitting(
+    room: slide.Room, row_labels: list[str], col_labels: list[str], title_lines: int, legend_side: str, kind: str
+) -> int:
+    """How many first tokens of a ``kind`` of heatmap's rows (and token columns) fit ``room`` at SLIDE_MIN_STEP each."""
     cells_height = room.height - heatmap_frame(col_labels, title_lines, legend_side)
-    width = room.width - (LEGEND_WIDTH if legend_side == "right" else 0)
-    n = min(len(row_labels), int(cells_height // MIN_STEP))
+    width = room.width - (legend_width(kind) if legend_side == "right" else 0)
+    n = min(len(row_labels), int(cells_height // SLIDE_MIN_STEP))
     while n > 0:
         columns = col_labels if is_index(col_labels) else col_labels[:n]  # features stay; token columns are cut too
-        if heatmap_width(row_labels[:n], columns, 10**6, 10**6, MIN_STEP) <= width:
+        if heatmap_width(row_labels[:n], columns, 10**6, 10**6, SLIDE_MIN_STEP, min_step=SLIDE_MIN_STEP) <= width:
             break
         n -= 1
     return max(n, 0)
@@ -124,8 +133,8 @@ def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 
         room = slide.room()
         if room is not None and room.crowded:  # said under the row, not squeezed
             st.caption(
-                f"{max(room.crowded)} tokens do not fit this window at 20 px each: the slide scrolls. A larger window, "
-                "or a shorter sentence in Controls, fits it on one screen."
+                f"{max(room.crowded)} tokens do not fit this window at {SLIDE_MIN_STEP} px each: the slide scrolls. "
+                "A larger window, or a shorter sentence in Controls, fits it on one screen."
             )
             offered = min(FIRST_TOKENS, *room.fitting)
             if offered >= 2 and "text" in st.session_state:
@@ -137,6 +146,22 @@ def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 
                     args=(offered,),
                     help="Cuts the sentence (each sentence, in a batch) in Controls to the tokens this window fits.",
                 )
+
+
+def table(frame: pd.DataFrame, lead_lines: int = 2, lines_below: int = 0) -> None:
+    """``st.table(frame)``; on a slide whose height does not hold its rows (under ``lead_lines`` lines of lead, above
+    ``lines_below``), its rows in blocks side by side, each with the header, as many to a block as the height holds:
+    a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide."""
+    with slide.sharing(1, lead_lines, lines_below):
+        room = slide.slide_room()
+    rows = 0 if room is None else int(room.height // (slide.TABLE_ROW_REM * slide.type_px())) - 1  # under the header
+    blocks = 1 if room is None else min(MAX_TABLE_BLOCKS, math.ceil(len(frame) / max(rows, 1)))
+    if blocks <= 1:
+        st.table(frame)
+        return
+    per_block = math.ceil(len(frame) / blocks)
+    for column, start in zip(st.columns(blocks), range(0, len(frame), per_block), strict=False):
+        column.table(frame.iloc[start : start + per_block])
 
 
 def block(width: int) -> DeltaGenerator:
@@ -180,8 +205,8 @@ def matrix_step(
     exact = tensor.detach().cpu().numpy()
     matrix = exact.astype(np.float64)
     subtitle = formula_lines(plain_formula(formula), f"shape {tuple(shape or matrix.shape)}")
-    size = heatmap_size(row_labels, col_labels, 1 + len(subtitle), max_width)
-    with block(max(heatmap_width(row_labels, col_labels, **size), title_width(title, subtitle))):
+    size = heatmap_size(row_labels, col_labels, 1 + len(subtitle), max_width, kind)
+    with block(max(heatmap_width(row_labels, col_labels, **size, kind=kind), title_width(title, subtitle))):
         draw(
             heatmap,
             matrix,
@@ -223,9 +248,9 @@ def projection_steps(
 def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of a row, sized to hold every label; with a title,
     its values can be downloaded."""
-    title = options.get("title")
-    size = heatmap_size(row_labels, col_labels, 1 if title else 0)
-    with block(heatmap_width(row_labels, col_labels, **size)):
+    title, kind = options.get("title"), options.get("kind", "weights")
+    size = heatmap_size(row_labels, col_labels, 1 if title else 0, kind=kind)
+    with block(heatmap_width(row_labels, col_labels, **size, kind=kind)):
         if title:
             name = downloads.keep_matrix(title, values, row_labels, col_labels)
             if not slide.presenting():
@@ -350,9 +375,15 @@ def feature_labels(n: int) -> list[str]:
     return [str(i) for i in range(n)]
 
 
-def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8) -> str:
-    """A context vector written out, e.g. ``0.51·v(Playing) + 0.49·v(Outside) = [0.3357, ...]``."""
-    terms = " + ".join(f"{float(w):.2f}·v({token})" for w, token in zip(weights, tokens, strict=True))
+def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8, max_terms: int | None = None) -> str:
+    """A context vector written out, e.g. ``0.51·v(Playing) + 0.49·v(Outside) = [0.3357, ...]``; with ``max_terms``,
+    only that many of the largest weights' terms, in the sentence's order, and how many more there are."""
+    kept = range(len(tokens))
+    if max_terms is not None and len(tokens) > max_terms:
+        kept = sorted(np.argsort(-weights.numpy(), kind="stable")[:max_terms].tolist())
+    terms = " + ".join(f"{float(weights[i]):.2f}·v({tokens[i]})" for i in kept)
+    if len(kept) < len(tokens):
+        terms += f" + … ({len(tokens) - len(kept)} more)"
     entries = [f"{float(c):.4f}" for c in context[:max_entries]]
     if len(context) > max_entries:
         entries.append(f"… {len(context) - max_entries} more")

@@ -30,7 +30,7 @@ IMAGES = ROOT / "docs" / "images"
 WITH_SENTENCE = urlencode({"text": SENTENCE})
 SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to (None: the top)
     ("presenter-pipeline.png", "/Pipeline?present=on&slide=4", (1920, 1080), "light", None),
-    ("presenter-pipeline-projector.png", "/Pipeline?present=on&slide=4", (1024, 576), "dark", None),
+    ("presenter-pipeline-projector.png", f"/Pipeline?present=on&slide=4&{WITH_SENTENCE}", (1024, 576), "dark", None),
     ("dark-multi-head.png", f"/Multi_head?{WITH_SENTENCE}&slide=2", (1440, 900), "dark", "2 · Every head's attention"),
     ("light-pipeline.png", f"/Pipeline?{WITH_SENTENCE}&slide=4", (1920, 1080), "light", None),
     ("presenter-training.png", "/Training?present=on&slide=2", (1920, 1080), "light", None),

@@ -7,13 +7,14 @@ from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS, WIDTH
 from attn_core.text import last_word
 from attn_core.walkthrough import FIXED_SIZES, PRESETS, build_real_walkthrough, build_walkthrough
-from attn_ui import page, url_state
+from attn_ui import page, slide, url_state
 from attn_ui.inputs import escape_markdown, fixed_size, model_tokens, tokens_from_text
 from attn_ui.model import load_model
 from attn_ui.steps import bar_block, feature_labels, matrix_step, projection_steps, row, score_steps, weighted_sum
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
+SLIDE_TERMS = 6  # terms of a context vector's weighted sum written on a slide: two lines of a 1024-px window
 SKIPPED = "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, so the {} skipped."
 PRESET_LABELS = {
     "custom": "Your sentence",
@@ -43,7 +44,7 @@ SLIDES = (
     page.Section("Embeddings", "Token embeddings"),
     page.Section("Projections", "Projections to queries, keys and values"),
     page.Section("Q, K, V", "Queries, keys and values"),
-    page.Section("Scores", "Scores, scaling and softmax"),
+    page.Section("Scores", "Scores, scaling and softmax", parts=2),
     page.Section("Context", "Context vectors"),
     page.Section("One query", "One query token"),
     page.Section("Check", "Correctness"),
@@ -203,9 +204,15 @@ if slides.show(3):
             matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape))
 
 if slides.show(4):
-    st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-    with row(3):
-        score_steps(steps, b, queries, keys, scale_text)
+    # Two token-by-token matrices a slide, under a one-line lead: three of 16 tokens do not fit a 1024-px window.
+    if slides.part(1):
+        st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
+        with row(2, lead_lines=1):
+            score_steps(steps, b, queries, keys, scale_text, shown=slice(0, 2))
+    if slides.part(2):
+        st.markdown("Softmax turns each query's row of scaled scores into weights that sum to 1.")
+        with row(1, lead_lines=1):
+            score_steps(steps, b, queries, keys, scale_text, shown=slice(2, 3))
 
 if slides.show(5):
     st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
@@ -223,11 +230,15 @@ if slides.show(6):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
     with slides.section_controls():
         query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
-    with row(2, extra_lines=2):  # its context vector below
+    with row(2, lead_lines=0, extra_lines=5):  # its context vector below: a line, and two or three in a code block
         bar_block(steps.scaled[b, query], keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”")
         bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
     st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")
-    st.code(weighted_sum(steps.weights[b, query], keys, steps.context[b, query]), language=None, wrap_lines=True)
+    short = slide.presenting()  # a slide writes the largest weights' terms and the first entries only
+    summary = weighted_sum(
+        steps.weights[b, query], keys, steps.context[b, query], 4 if short else 8, SLIDE_TERMS if short else None
+    )
+    st.code(summary, language=None, wrap_lines=True)
 
 if slides.show(7):
     row_sums = steps.weights.sum(dim=-1)

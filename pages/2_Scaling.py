@@ -166,7 +166,8 @@ if slides.show(4):
     )
     if len(tokens) == 1:
         st.info("With one token there is only one key: its weight is 1 at any scale. Type a longer sentence to compare.")
-    with row(2, extra_lines=1):  # the caption under the charts
+    n = len(tokens)
+    with row(2):
         matrix_step(
             "Attention weights",
             rf"A = \operatorname{{softmax}}\!\left({scale:g} \cdot \frac{{Q K^\top}}{{\sqrt{{{d_k}}}}}\right)",
@@ -177,8 +178,13 @@ if slides.show(4):
             row_title="query",
             col_title="key",
         )
-        bar_block(entropy(steps.weights), tokens, value_title="entropy (nats)", label_title="query", title="Entropy of each row")
-    n = len(tokens)
-    st.caption(f"A uniform row over {n} keys has entropy log {n} = {math.log(n):.3f} nats; a one-hot row has 0.")
+        bar_block(
+            entropy(steps.weights),
+            tokens,
+            value_title="entropy (nats)",
+            label_title="query",
+            title="Entropy of each row",
+            subtitle=(f"uniform over {n} keys: log {n} = {math.log(n):.3f} nats; one-hot: 0",),
+        )
 
 page.publish(PARAMS)

@@ -16,13 +16,13 @@ from attn_core.masking import (
     pad_batch,
     weights_with_additive_mask,
 )
-from attn_ui import mask_tiles, page, url_state
+from attn_ui import mask_tiles, page, slide, url_state
 from attn_ui.charts import MAX_WIDTH
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import bar_block, matrix_step, numbers_table, row, score_steps
+from attn_ui.steps import bar_block, matrix_step, numbers_table, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -101,7 +101,7 @@ if slides.show(1):
         )
     if slides.part(1):
         # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
-        st.table(pd.DataFrame(tokens, index=names, columns=positions).T)
+        table(pd.DataFrame(tokens, index=names, columns=positions).T)
     if slides.part(2):
         with row(1, extra_lines=3):  # the sentence on what the mask does, under it
             matrix_step(
@@ -154,15 +154,17 @@ elif empty.any():
     )
 
 if slides.show(2):
-    if slides.part(1):  # on a slide, one line of lead: the step's slider comes before the charts
-        st.markdown("At step t, token t may only look at what is already written; the highlighted row is its query.")
-    step_controls(t)
+    lead = "At step t, token t may only look at what is already written; the highlighted row is its query."
+    beside = slides.part(1) and slide.presenting()  # a slide's height is short: its lead goes beside the slider
+    if slides.part(1) and not beside:
+        st.markdown(lead)
+    step_controls(t, beside=lead if beside else "")
     query = step - 1
     b, tab = slides.tabs("Sentence", [f"Sentence {b + 1}" for b in range(n_sentences)], "sentence_tab")
     with tab:  # only the open sentence's charts are drawn
         sentence = tokens[b]
         if slides.part(1):
-            with row(2, lead_lines=4):  # a line of lead, then the step's slider
+            with row(2):  # on a slide, two lines of lead beside the step's slider
                 scale_text = rf"\frac{{1}}{{\sqrt{{{steps.q.shape[-1]}}}}}"
                 score_steps(
                     steps, b, sentence, sentence, scale_text, slice(1, 3), masked=True, highlight=query, max_width=MAX_WIDTH
@@ -200,12 +202,14 @@ if slides.show(4):
     fills = compare_fills(steps.scores[b, query] * steps.scale, mask[b, query])
     state = "is fully blocked" if empty[b, query] else "still sees a key (block a whole row to see the difference)"
     st.markdown(escape_markdown(f"Query “{sentence[query]}” of sentence {b + 1} {state}, masked three ways:"))
+    short = slide.presenting()  # a slide's narrower columns: their names in short, the text under them says more
     fill_rows = {
-        "naive softmax, masked = −∞": fills.naive,
-        "attn_core masked_softmax": fills.attn_core,
-        f"naive softmax, masked = {large_negative}": fills.large_negative,
+        "softmax, −∞" if short else "naive softmax, masked = −∞": fills.naive,
+        "attn_core" if short else "attn_core masked_softmax": fills.attn_core,
+        f"softmax, {large_negative}" if short else f"naive softmax, masked = {large_negative}": fills.large_negative,
     }
-    st.table(numbers_table(np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T, sentence, list(fill_rows)))
+    columns = np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T  # (T, 3)
+    table(numbers_table(columns, sentence, list(fill_rows)), lead_lines=1, lines_below=4)
     st.markdown(
         "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which spreads through every later layer. "
         f"Filling with {large_negative} avoids the NaN but gives a **uniform** row over keys the query must not see "
@@ -214,22 +218,25 @@ if slides.show(4):
     )
 
 if slides.show(5):
+    additive = additive_mask(mask)  # (B, T, T)
+    difference = f"{float((steps.weights - weights_with_additive_mask(steps, additive)).abs().max()):.1e}"
+    beside = not slide.presenting()  # on a slide the charts take the width, and the lead says the difference
     st.markdown(
         "PyTorch accepts a **boolean** mask (True = may attend) or an **additive** one (0 = may attend, −∞ = "
-        "blocked) that is added to the scores. Both give the same weights. Sentence 1's masks:"
+        "blocked) that is added to the scores. Both give the same weights"
+        + (". Sentence 1's masks:" if beside else f" (largest difference {difference}). Sentence 1's masks:")
     )
-    additive = additive_mask(mask)  # (B, T, T)
-    additive_weights = weights_with_additive_mask(steps, additive)
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row(2, aside=METRIC_WIDTH):  # the metric beside them
+    with row(2, aside=METRIC_WIDTH if beside else 0):  # the metric beside them
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
         matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
-        st.metric(
-            "Largest difference",
-            f"{float((steps.weights - additive_weights).abs().max()):.1e}",
-            help="Between the weights of the two conventions, over the whole batch.",
-            width=METRIC_WIDTH,
-        )
+        if beside:
+            st.metric(
+                "Largest difference",
+                difference,
+                help="Between the weights of the two conventions, over the whole batch.",
+                width=METRIC_WIDTH,
+            )
 
 if slides.show(6):
     with slides.section_controls():

@@ -18,7 +18,7 @@ from attn_core import (
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.heads import pairs_by_similarity
 from attn_core.multihead import MAX_HEADS, nearest_head_counts, torch_mha_difference
-from attn_ui import page, url_state
+from attn_ui import page, slide, url_state
 from attn_ui.inputs import tokens_from_text
 from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps
 from attn_ui.url_state import Param
@@ -89,11 +89,13 @@ features = feature_labels(d_model)
 metrics = head_metrics(steps.heads.weights)  # each (h,)
 
 if slides.show(1):
-    st.markdown(
+    slide.lead(
         f"X holds one row of C = {d_model} numbers per token (toy word embeddings plus position encodings). "
         f"With h = {n_heads} heads, each head *i* has its own W_Q^i, W_K^i, W_V^i of size C × C/h = {d_model} × {d_head}. "
         f"Side by side they form one C × C matrix per role, so the attention block has 4C² = {n_parameters:,} parameters "
-        "(with W_O) whatever h is: more heads means more, smaller heads, not more weights."
+        "(with W_O) whatever h is: more heads means more, smaller heads, not more weights.",
+        f"Each of the h = {n_heads} heads has its own W_Q^i, W_K^i, W_V^i of C × C/h = {d_model} × {d_head}: with W_O, "
+        f"4C² = {n_parameters:,} parameters whatever h is.",
     )
     shapes = [
         ("X", "token embeddings + positions", (t, d_model)),

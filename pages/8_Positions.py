@@ -22,10 +22,10 @@ from attn_ui import page, slide, url_state
 from attn_ui.charts import short_label
 from attn_ui.geometry_view import cached_word_paths as word_paths
 from attn_ui.geometry_view import (
+    check_line,
     check_metrics,
     cosines_block,
     distance_charts,
-    lead,
     map_block,
     order_blocks,
     paths_block,
@@ -96,7 +96,7 @@ query = url_state.keep_in("query", range(t), min(1, t - 1))  # the word pair of 
 key = url_state.keep_in("key", range(t), 0)
 
 if slides.show(1):
-    lead(
+    slide.lead(
         "Shuffle the words: without positions every token keeps its own query, key and value, so its row of weights "
         "and its context vector move with it, unchanged. **A(P X) = P A(X)**: attention is permutation-equivariant. "
         "Add sinusoidal positions to X and a token's vector depends on its slot: the outputs change."
@@ -110,17 +110,19 @@ if slides.show(1):
     check = checks[values.positions]
     moved = " ".join(tokens[i] for i in order.tolist())
     unmoved = " (the original order: press *Shuffle*)" if torch.equal(order, torch.arange(t)) else ""
-    gist = " · without positions, A(P X) = P A(X)" if slide.presenting() else ""  # a slide's one line of text above
-    st.markdown(f"Shuffled: **{escape_markdown(moved)}**{unmoved}{gist}")
+    shuffled = f"Shuffled: **{escape_markdown(moved)}**{unmoved}"
+    above = slide.presenting()  # on a slide, the check is the second line above the charts; elsewhere it follows them
+    st.markdown(f"{shuffled}  \n{check_line(checks)}" if above else shuffled)
     if slides.part(1):
         order_blocks(check, tokens, "weights")
     if slides.part(2):
         order_blocks(check, tokens, "context")
-    check_metrics(checks)
+    if not above:
+        check_metrics(checks)
 
 if slides.show(2):
     if slides.part(1):
-        lead(
+        slide.lead(
             f"One query word and one key word, placed at every pair of positions (m, n) of a {t}-token sentence. "
             "**Sinusoidal** encodings are added to X before W_Q and W_K: the score depends on m and n. **RoPE** turns "
             "q by m·θ and k by n·θ: it depends on m − n only, so each diagonal of its grid is one colour.",
@@ -143,7 +145,7 @@ if slides.show(2):
         )
 
 if slides.show(3):
-    lead(
+    slide.lead(
         "RoPE splits q into pairs of features (2i, 2i+1) and turns pair i by the angle m·θ_i at position m, "
         "θ_i = 10000^(−2i/d_k): the first pairs turn fast, the last ones slowly. A turn keeps the vector's length.",
         "Pair i of q turns by m·θ_i at position m, θ_i = 10000^(−2i/d_k).",
@@ -158,7 +160,7 @@ if slides.show(3):
     rotation_block(rotation, values.m)
 
 if slides.show(4):
-    lead(
+    slide.lead(
         "After AttentionViz (Yeh et al., 2023): the keys are moved so that their mean is the queries' mean, and queries "
         "scaled by c, keys by 1/c, so that both have the same mean length. **Neither changes a weight** (softmax ignores "
         "a constant added to a row; c·q · k/c = q · k). A PCA then draws all of them in one plane.",
@@ -192,7 +194,7 @@ if slides.show(4):
         map_block(found, map_tokens, title)
         n_agree = round(found.agreement * len(map_tokens))
         agree = f"**{n_agree} of {len(map_tokens)} queries** have their strongest key as their nearest key in the map."
-        lead(
+        slide.lead(
             f"{agree} The map keeps which queries and keys lie close in the two directions where they differ most "
             f"({float(found.explained.sum()):.0%} of their variance here); it loses the rest of the {q.shape[-1]} "
             "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide.",
@@ -201,7 +203,7 @@ if slides.show(4):
 
 if slides.show(5):
     if slides.part(1):
-        lead(
+        slide.lead(
             "A word starts as one row of the embedding table, the same in every sentence; each layer mixes in its "
             "neighbours. Below, the word's vector in each sentence at every stage, in one map: the paths start at the "
             "same point and part as the context sinks in.",

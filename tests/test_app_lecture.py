@@ -238,11 +238,11 @@ def test_a_section_too_large_for_one_screen_is_two_slides_in_presenter_mode():
 
 @pytest.mark.parametrize(("window", "crowded"), [((1024, 576), True), ((1920, 1080), False)])
 def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
-    """On a slide, a heatmap keeps 20 px per token: where the window is too small for that, the slide says so
+    """On a slide, a heatmap keeps MIN_STEP (16) px per token: where the window is too small for that, the slide says so
     rather than squeeze the rows; the window's size is what the browser reported (attn_ui.slide)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    # One head's weights and context, of 18 tokens: 360 px of rows, which a 576-px-high window has not.
-    at.query_params.update({"present": "on", "slide": "5", "part": "2", "text": " ".join(["word"] * 18)})
+    # One head's weights and context, of 22 tokens: 352 px of rows, which a 576-px-high window has not.
+    at.query_params.update({"present": "on", "slide": "5", "part": "2", "text": " ".join(["word"] * 22)})
     at.switch_page(MULTI_HEAD)
     at.session_state[VIEWPORT_KEY] = window
     at.run()
@@ -250,7 +250,7 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
     notes = [text for text in texts(at, "caption") if "do not fit this window" in text]
     assert notes == (
         [
-            "18 tokens do not fit this window at 20 px each: the slide scrolls. A larger window, or a shorter "
+            "22 tokens do not fit this window at 16 px each: the slide scrolls. A larger window, or a shorter "
             "sentence in Controls, fits it on one screen."
         ]
         if crowded
@@ -261,17 +261,17 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
     if crowded:  # the offer cuts the sentence to what the window fits, and then the slide fits
         (offer,) = offers
         fitting = int(offer.label.split()[3])
-        assert 2 <= fitting < 18
+        assert 2 <= fitting < 22
         offer.click().run()
         assert_clean(at)
         assert at.session_state["text"] == " ".join(["word"] * fitting)
         assert not [text for text in texts(at, "caption") if "do not fit this window" in text]
 
 
-@pytest.mark.parametrize(("notes_px", "crowded"), [(0, False), (400, True)])
+@pytest.mark.parametrize(("notes_px", "crowded"), [(0, False), (600, True)])
 def test_a_slide_leaves_its_notes_the_height_the_browser_reported(notes_px, crowded):
     """The notes above a slide's section (a message on the input, the link's ignored values) take the height the
-    browser reported (attn_ui.slide): on a full-HD window, 16 tokens' weights fit under no notes, not under 400 px."""
+    browser reported (attn_ui.slide): on a full-HD window, 16 tokens' scores fit under no notes, not under 600 px."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"present": "on", "slide": "4", "text": SENTENCE})
     at.switch_page(PIPELINE)
@@ -298,7 +298,7 @@ def test_a_links_ignored_values_stay_until_a_control_changes():
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():
     at = open_view(PIPELINE, present="on", slide="4")
-    assert [h.value for h in at.header] == ["4 · Scores, scaling and softmax"]
+    assert [h.value for h in at.header] == ["4 · Scores, scaling and softmax (1/2)"]
     at = open_view(PIPELINE, present="on", slide="99")
     assert_clean(at)
     assert [h.value for h in at.header] == ["7 · Correctness"]

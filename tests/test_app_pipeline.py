@@ -51,6 +51,21 @@ def test_pipeline_defaults_match_engine():
     assert metric(at, "Largest difference") < 1e-5
 
 
+def test_a_slide_writes_the_largest_terms_of_a_long_sentences_weighted_sum():
+    """On a slide (two lines of a projector's window) the context vector of a 16-word sentence's last token is written
+    as its 6 largest weights' terms, in the sentence's order, the number of the others, and its first 4 entries."""
+    sentence = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
+    at = open_view(PIPELINE, present="on", slide="6", text=sentence)
+    assert_clean(at)
+    tokens = tokenize(sentence)
+    walk = build_walkthrough("custom", tokens, 16, 8, seed=0, scaled=True, positional=False)
+    weights, context = walk.steps.weights[0, -1], walk.steps.context[0, -1]
+    largest = sorted(torch.argsort(weights, descending=True)[:6].tolist())
+    terms = " + ".join(f"{float(weights[i]):.2f}·v({tokens[i]})" for i in largest)
+    entries = ", ".join(f"{float(c):.4f}" for c in context[:4])
+    assert texts(at, "code")[0] == f"{terms} + … (10 more) = [{entries}, … 4 more]"
+
+
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "custom"])
 def test_each_preset_runs(preset):
     at = open_view(PIPELINE, preset=preset)

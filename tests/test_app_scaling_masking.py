@@ -355,3 +355,16 @@ def test_masking_step_beyond_the_sentence_is_clamped():
     assert_clean(at)
     assert at.slider(key="step").value == 3
     assert math.isclose(sum(bar_charts(at, "weight")[0]), 1.0, abs_tol=1e-6)
+
+
+def test_slides_say_in_their_text_or_titles_what_a_page_writes_beside_or_under_its_charts():
+    """On a slide the room goes to the charts: Masking's lead gives the two conventions' difference (no metric beside
+    the masks), and Scaling's entropy chart says a uniform row's entropy under its title (no caption under it)."""
+    at = open_view(MASKING, present="on", slide="5")
+    assert_clean(at)
+    assert not [m for m in at.metric if m.label == "Largest difference"]
+    assert any("Both give the same weights (largest difference 0.0e+00)" in text for text in texts(at, "markdown"))
+    at = open_view("pages/2_Scaling.py", present="on", slide="4")
+    assert_clean(at)
+    n = len(tokenize(DEFAULT_SENTENCE))
+    assert f"Entropy of each row\nuniform over {n} keys: log {n} = {math.log(n):.3f} nats; one-hot: 0" in chart_headings(at)

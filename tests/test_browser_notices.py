@@ -95,7 +95,7 @@ def test_every_slide_of_an_empty_sentence_fits_under_its_note(server, browser):
                 page.evaluate("() => document.activeElement && document.activeElement.blur()")
                 page.keyboard.press("ArrowRight")
             settle_layout(page)
-        assert last == 7
+        assert last == 8
     finally:
         page.close()
 

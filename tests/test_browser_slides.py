@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from attn_ui.page import MULTI_HEAD, TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
+from attn_ui.page import COST, MULTI_HEAD, TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
 from tests.browser_support import (
     SENTENCE,
     browser,
@@ -122,6 +122,16 @@ def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
     assert len(slides) == slides[0]["step"][1] >= 3
     problems = walk_problems(slides, viewport)
     assert not problems, f"{view.label} at {viewport} ({scheme}):\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("view", [view for view in VIEWS if view not in (COST, TRAINING)], ids=lambda view: view.url_path)
+def test_every_slide_fits_a_projector_with_a_sixteen_word_sentence(server, browser, view):
+    """The sentence a lecture types, 16 words (18 word pieces in the real model), fits every slide of a 1024 × 576
+    projector: rows of 16 px keep every token's label, legends go where they cost least, long tables go in blocks side
+    by side, and a slide's text goes beside its slider."""
+    slides = walk(server, browser, view, VIEWPORTS[0], "light", urlencode({"text": SENTENCE}))
+    problems = walk_problems(slides, VIEWPORTS[0])
+    assert not problems, f"{view.label} with “{SENTENCE}”:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("viewport", [VIEWPORTS[0], FULL_HD], ids=lambda size: "x".join(map(str, size)))
