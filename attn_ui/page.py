@@ -108,7 +108,7 @@ PAGE_STYLE = (
     THEME_CSS
     + """<style>
 .st-key-slide_hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
-[data-testid="stLayoutWrapper"]:has(> .st-key-slide_hidden) { position: absolute; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-slide_hidden) { position: absolute; width: 1px; height: 1px; overflow: hidden; }
 </style>"""
 )
 # A slide: type large enough for the back of a hall (larger on taller screens), the page's margins down to a thin
