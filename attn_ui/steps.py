@@ -41,7 +41,7 @@ from attn_ui.charts import (
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
 from attn_ui.formula import plain_formula
-from attn_ui.inputs import keep_first_tokens
+from attn_ui.inputs import escape_markdown, keep_first_tokens
 
 TABLE_UP_TO = 400  # cells; larger matrices are shown as heatmaps only
 SCORE_WIDTH = 460  # pixels: scores, scaled scores and weights fit three in a row on a 1920-px-wide screen
@@ -52,6 +52,7 @@ FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's 
 # Pixels a side of a grid's panel on a slide at least: panels are an overview without token labels (each cell's
 # tooltip names its tokens), so 16 heads fit a 1024 × 576 slide; a head's own heatmap labels every token.
 SLIDE_MIN_PANEL = 72
+SLIDE_TERMS = 6  # terms of a context vector's weighted sum written on a slide: two lines of a 1024-px window
 MAX_TABLE_BLOCKS = 4  # a slide's table in at most this many blocks side by side (attn_ui.steps.table)
 MIN_CHART = 240  # pixels: the lowest bar or line chart on a slide, its title and labels included (a plot of 130)
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
@@ -373,6 +374,18 @@ def labelled_lines_block(*args: Any, **options: Any) -> None:
 
 def feature_labels(n: int) -> list[str]:
     return [str(i) for i in range(n)]
+
+
+def one_query_blocks(query: str, keys: list[str], scaled: Tensor, weights: Tensor, context: Tensor) -> None:
+    """One query's row: its scaled scores and its weights over the keys as bars, and its context vector written out as
+    the weighted sum of the values (on a slide, its SLIDE_TERMS largest terms and first entries: two lines)."""
+    with row(2, lead_lines=0, extra_lines=5):  # its context vector below: a line, and two or three in a code block
+        bar_block(scaled, keys, value_title="scaled score", title=f"Scaled scores of “{query}”")
+        bar_block(weights, keys, value_title="weight", title=f"Attention weights of “{query}”")
+    st.markdown(f"Context vector of **{escape_markdown(query)}**:")
+    short = slide.presenting()
+    summary = weighted_sum(weights, keys, context, 4 if short else 8, SLIDE_TERMS if short else None)
+    st.code(summary, language=None, wrap_lines=True)
 
 
 def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8, max_terms: int | None = None) -> str:

@@ -7,14 +7,13 @@ from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.real_model import MODEL_NAME, N_HEADS, N_LAYERS, WIDTH
 from attn_core.text import last_word
 from attn_core.walkthrough import FIXED_SIZES, PRESETS, build_real_walkthrough, build_walkthrough
-from attn_ui import page, slide, url_state
-from attn_ui.inputs import escape_markdown, fixed_size, model_tokens, tokens_from_text
+from attn_ui import page, url_state
+from attn_ui.inputs import fixed_size, model_tokens, tokens_from_text
 from attn_ui.model import load_model
-from attn_ui.steps import bar_block, feature_labels, matrix_step, projection_steps, row, score_steps, weighted_sum
+from attn_ui.steps import feature_labels, matrix_step, one_query_blocks, projection_steps, row, score_steps
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
-SLIDE_TERMS = 6  # terms of a context vector's weighted sum written on a slide: two lines of a 1024-px window
 SKIPPED = "The “Playing Outside” example of the source gives each word's q, k and v vectors directly, so the {} skipped."
 PRESET_LABELS = {
     "custom": "Your sentence",
@@ -230,15 +229,7 @@ if slides.show(6):
     url_state.keep_in("query", range(len(queries)), last_word(queries))
     with slides.section_controls():
         query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
-    with row(2, lead_lines=0, extra_lines=5):  # its context vector below: a line, and two or three in a code block
-        bar_block(steps.scaled[b, query], keys, value_title="scaled score", title=f"Scaled scores of “{queries[query]}”")
-        bar_block(steps.weights[b, query], keys, value_title="weight", title=f"Attention weights of “{queries[query]}”")
-    st.markdown(f"Context vector of **{escape_markdown(queries[query])}**:")
-    short = slide.presenting()  # a slide writes the largest weights' terms and the first entries only
-    summary = weighted_sum(
-        steps.weights[b, query], keys, steps.context[b, query], 4 if short else 8, SLIDE_TERMS if short else None
-    )
-    st.code(summary, language=None, wrap_lines=True)
+    one_query_blocks(queries[query], keys, steps.scaled[b, query], steps.weights[b, query], steps.context[b, query])
 
 if slides.show(7):
     row_sums = steps.weights.sum(dim=-1)
