@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (1024, 128)}
 TILE_BYTES = 8 * 2**20  # most float32 scores in one tile, all the heads of a chunk together
 NEG_INF = float("-inf")
 LOG2_E = 1 / math.log(2)  # exp(x) = 2^(x · log2 e); exp2 is the faster of the two on CPUs
+_KEPT = threading.local()  # each thread's working buffers: kept()
 
 
 def visible_pairs(t: int, causal: bool = False, window: int | None = None) -> float:
@@ -113,6 +115,23 @@ def tiled_working_bytes(
     return max(working, classes)
 
 
+def kept(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
+    """This thread's buffer ``name`` as a ``shape`` tensor (contents left from its last use), kept between calls and
+    made larger when too small. A new buffer of megabytes is new memory, each 4 KiB page of it zeroed by the system
+    when first written: for ``tiled_attention``, thousands of page faults a call (docs/performance.md)."""
+    buffers = vars(_KEPT).setdefault("buffers", {})
+    size = math.prod(shape)
+    buffer = buffers.get((name, dtype, device))
+    if buffer is None or buffer.numel() < size:
+        buffer = buffers[(name, dtype, device)] = torch.empty(size, dtype=dtype, device=device)
+    return buffer[:size].view(shape)
+
+
+def release_kept() -> None:
+    """Let go of this thread's kept buffers: the next call makes them again (and a measure of its memory counts them)."""
+    vars(_KEPT).pop("buffers", None)
+
+
 @dataclass
 class RunningSoftmax:
     """``attn_core.online_softmax.Running`` for a chunk of heads, updated in place: per query row the running max m,
@@ -128,10 +147,10 @@ class RunningSoftmax:
     out: Tensor  # (R, n, d_v)
 
     @classmethod
-    def empty(cls, heads: int, n: int, d_v: int, dtype: torch.dtype, device: torch.device) -> RunningSoftmax:
-        """No key seen yet, for ``n`` query rows of each of ``heads`` (B·H) heads."""
-        state = cls(*(torch.empty(heads, n, size, dtype=dtype, device=device) for size in (1, 1, d_v)))
-        return state.restart()
+    def kept(cls, heads: int, n: int, d_v: int, dtype: torch.dtype, device: torch.device) -> RunningSoftmax:
+        """Room for ``n`` query rows of each of ``heads`` (B·H) heads in this thread's kept buffers (``kept``):
+        restart it before use."""
+        return cls(*(kept(name, (heads, n, size), dtype, device) for name, size in (("max", 1), ("sum", 1), ("out", d_v))))
 
     def restart(self) -> RunningSoftmax:
         """Forget every key."""
@@ -455,11 +474,11 @@ def tiled_attention(
     stats = TileStats() if stats is None else stats
     stats_dtype = torch.promote_types(q.dtype, torch.float32)
     out = q3.new_empty((rows, t_q, d_v))  # (B·H, Tq, d_v)
-    # Made once, used by every block of queries in turn (a last, smaller one uses a part):
-    scaled = q3.new_empty((chunk, block_q, d))  # the block's queries times scale · log2 e
-    running = RunningSoftmax.empty(chunk, block_q, d_v, stats_dtype, q.device)
+    # This thread's buffers (kept), used by every block of queries in turn (a last, smaller one uses a part):
+    scaled = kept("scaled", (chunk, block_q, d), q3.dtype, q.device)  # the block's queries times scale · log2 e
+    running = RunningSoftmax.kept(chunk, block_q, d_v, stats_dtype, q.device)
     whole_k = max(block_k, whole_tile_keys(t_k))  # keys of a product of whole tiles
-    scratch = q3.new_empty(scratch_size(chunk, block_q, block_k, whole_k), dtype=stats_dtype)  # each product's scores
+    scratch = kept("scratch", (scratch_size(chunk, block_q, block_k, whole_k),), stats_dtype, q.device)  # products' scores
     for r in range(0, rows, chunk):
         heads = slice(r, min(rows, r + chunk))
         for q_start in range(0, t_q, block_q):

@@ -28,6 +28,7 @@ from torch import Tensor
 from torch.nn.attention import SDPBackend
 
 from attn_core.device import resolve_device
+from attn_core.tiled import release_kept
 
 # Silences the profiler's start/stop lines. Kineto reads it when the first profile starts (checked with
 # torch 2.13), so this is early enough although importing attn_core has already imported torch.
@@ -159,7 +160,9 @@ def time_interleaved(
 
 
 def peak_bytes(run: Callable[[], Tensor], device: torch.device) -> int:
-    """Peak of what ``run`` allocates on top of what was allocated before it (see the module's docstring)."""
+    """Peak of what ``run`` allocates on top of what was allocated before it (see the module's docstring), with
+    ``tiled_attention``'s buffers counted: it keeps them from one call to the next (attn_core.tiled.kept)."""
+    release_kept()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -242,6 +244,33 @@ def test_heads_in_chunks_whole_tiles_joined_and_diagonal_strips(name, monkeypatc
     tiled_output = tiled_attention(q, k, v, stats=stats, **keywords)
     assert torch.allclose(tiled_output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-5, rtol=0)
     assert stats.computed < stats.tiles  # tiles hidden entirely were skipped
+
+
+def test_each_thread_keeps_its_own_buffers_between_calls():
+    """A second call in a thread works in the first one's buffers; calls in two threads at once each in their own, so
+    a class served by one app (a thread per session) gets the right numbers."""
+    inputs = [qkv(300, torch.float32, seed=seed) for seed in range(2)]
+    expected = [F.scaled_dot_product_attention(q, k, v, is_causal=True) for q, k, v in inputs]
+    results, addresses = ([[], []] for _ in range(2))
+    together = threading.Barrier(2)
+
+    def calls(seed: int) -> None:
+        together.wait()
+        for _ in range(4):
+            results[seed].append(tiled_attention(*inputs[seed], causal=True))
+            addresses[seed].append(tiled.kept("scratch", (1,), torch.float32, torch.device("cpu")).data_ptr())
+
+    threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for outputs, want in zip(results, expected, strict=True):
+        assert len(outputs) == 4
+        for output in outputs:
+            torch.testing.assert_close(output, want, atol=1e-5, rtol=1e-5)
+    assert [len(set(seen)) for seen in addresses] == [1, 1]  # one buffer a thread, kept between its calls
+    assert addresses[0][0] != addresses[1][0]
 
 
 def test_bfloat16_keeps_float32_statistics():
