@@ -251,13 +251,15 @@ class TileClasses:
 
     def __init__(self, mask: Tensor, t_q: int, t_k: int, block_q: int, block_k: int):
         shared = mask.expand(*mask.shape[:-2], t_q, t_k).reshape(-1, t_q, t_k)  # (heads it names, Tq, Tk): 1 for (Tq, Tk)
+        somewhere, everywhere = (shared[0], shared[0]) if len(shared) == 1 else (shared.any(0), shared.all(0))  # (Tq, Tk)
         pad = (0, -t_k % block_k, 0, -t_q % block_q)  # the last blocks' missing cells: hidden for "any", seen for "all"
-        somewhere = F.pad(shared.any(0), pad, value=False)  # (Tq', Tk'): visible to some head
-        everywhere = F.pad(shared.all(0), pad, value=True)  # visible to every head
+        if any(pad):
+            somewhere, everywhere = F.pad(somewhere, pad, value=False), F.pad(everywhere, pad, value=True)  # (Tq', Tk')
         shape = (somewhere.shape[0] // block_q, block_q, somewhere.shape[1] // block_k, block_k)
-        seeing = somewhere.reshape(shape).any(3).permute(0, 2, 1)  # (q blocks, k blocks, block_q): rows seeing a key
-        self.any = seeing.any(2).tolist()  # [q block][k block]
-        self.all = everywhere.reshape(shape).all(3).all(1).tolist()
+        # As bytes (0 / 1), a tile row's largest and smallest are any and all, three times faster than on booleans.
+        seeing = somewhere.view(torch.uint8).reshape(shape).amax(3).permute(0, 2, 1).bool()  # (q blocks, k blocks, block_q)
+        self.any = seeing.any(2).tolist()  # [q block][k block]: some row of the tile sees a key
+        self.all = everywhere.view(torch.uint8).reshape(shape).amin(3).amin(1).bool().tolist()  # every row sees every key
         self.first_row = seeing.int().argmax(2).tolist()  # [q block][k block]: the tile's first row that sees a key
         self.stop_row = (block_q - seeing.flip(2).int().argmax(2)).tolist()  # one past its last
         self.block_q, self.block_k = block_q, block_k
