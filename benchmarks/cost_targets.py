@@ -10,7 +10,13 @@ CPU, float32, head size 64, T = 4096:
 Times: per shape, SDPA, tiled and causal tiled take turns, ROUNDS rounds of one call each (interleaved, so a
 slow spell of the shared machine hits all of them), timed by timing.benchmark_timer; a noisy run is measured
 again with SDPA (timing.time_interleaved). Ratios are printed of the fastest calls (min: the machine at its
-least disturbed; the targets are judged on these) and of the medians.
+least disturbed) and of the medians.
+
+Processes: all the timing runs in PROCESSES fresh processes, one after the other, and each target is judged on the
+median process's ratio of fastest calls. A process's memory layout (where its libraries, inputs and buffers land,
+randomized on Linux) moves a kernel's time by a few percent for the whole life of the process, and not every kernel
+the same way, so one process is one sample of a ratio (docs/performance.md has this machine's spread; pyperf spawns
+worker processes for the same reason, psf/pyperf#136).
 
 Blocks are this machine's tuned ones (attn_core.tuning), tuned first where there are none.
 
@@ -20,7 +26,10 @@ its target and PASS/FAIL; exits with 1 if any target fails.
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import subprocess
 import sys
 
 import torch
@@ -39,6 +48,8 @@ WINDOW = 256
 SHAPES = ((1, 8), (4, 8))  # (B, H)
 WINDOW_LENGTHS = (2048, 4096, 8192)
 DOCUMENTS = 4  # equal documents packed into one row of T tokens
+PROCESSES = 3  # fresh processes that each time everything (see above)
+TIMINGS = "--timings"  # the argument that makes this module one of those processes
 
 
 def check(name: str, value: float, target: str, passed: bool) -> bool:
@@ -99,6 +110,25 @@ def window_slope() -> float:
 
 
 @torch.inference_mode()
+def timings() -> dict[str, tuple[float, float]]:
+    """This process's timed ratios and the most each may be, by target, each measurement printed on the way."""
+    ratios = {}
+    for batch, heads in SHAPES:
+        measured = times(batch, heads)
+        (sdpa_min, sdpa_median), (tiled_min, tiled_median) = measured["sdpa"], measured["tiled"]
+        print(f"  tiled / SDPA at B={batch}, H={heads}: min {tiled_min / sdpa_min:.2f}, median {tiled_median / sdpa_median:.2f}")
+        ratios[f"tiled time / SDPA's at B={batch}, H={heads}, T={T:,} (min)"] = (tiled_min / sdpa_min, 1.15)
+        if batch == 1:
+            causal_min, causal_median = measured["tiled causal"]
+            print(f"  causal / non-causal tiled: min {causal_min / tiled_min:.2f}, median {causal_median / tiled_median:.2f}")
+            ratios[f"causal tiled / non-causal tiled at B={batch} (min)"] = (causal_min / tiled_min, 0.55)
+    documents = f"tiled time with {DOCUMENTS} packed documents / dense, T={T:,} (min)"
+    ratios[documents] = (document_ratio(), 1.3 / DOCUMENTS)
+    ratios[f"tiled time with a window of {WINDOW}, log-log slope"] = (window_slope(), 1.2)
+    return ratios
+
+
+@torch.inference_mode()
 def main() -> int:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, load {load}")
@@ -110,25 +140,24 @@ def main() -> int:
     for name, mask in (("no mask", {}), ("causal", {"causal": True}), (f"window {WINDOW}", {"window": WINDOW})):
         difference = largest_difference(**mask)
         results.append(check(f"tiled vs naive, largest |difference| ({name})", difference, "≤ 1e-5", difference <= 1e-5))
-    for batch, heads in SHAPES:
-        measured = times(batch, heads)
-        (sdpa_min, sdpa_median), (tiled_min, tiled_median) = measured["sdpa"], measured["tiled"]
-        print(f"  tiled / SDPA at B={batch}, H={heads}: min {tiled_min / sdpa_min:.2f}, median {tiled_median / sdpa_median:.2f}")
-        ratio = tiled_min / sdpa_min
-        results.append(check(f"tiled time / SDPA's at B={batch}, H={heads}, T={T:,} (min)", ratio, "≤ 1.15", ratio <= 1.15))
-        if batch == 1:
-            causal_min, causal_median = measured["tiled causal"]
-            print(f"  causal / non-causal tiled: min {causal_min / tiled_min:.2f}, median {causal_median / tiled_median:.2f}")
-            ratio = causal_min / tiled_min
-            results.append(check(f"causal tiled / non-causal tiled at B={batch} (min)", ratio, "≤ 0.55", ratio <= 0.55))
-    ratio, target = document_ratio(), 1.3 / DOCUMENTS
-    name = f"tiled time with {DOCUMENTS} packed documents / dense, T={T:,} (min)"
-    results.append(check(name, ratio, f"≤ 1.3/{DOCUMENTS} = {target:.3f}", ratio <= target))
-    slope = window_slope()
-    results.append(check(f"tiled time with a window of {WINDOW}, log-log slope", slope, "≤ 1.2", slope <= 1.2))
+    by_process = []
+    for number in range(1, PROCESSES + 1):
+        print(f"process {number} of {PROCESSES}:", flush=True)
+        command = [sys.executable, "-m", "benchmarks.cost_targets", TIMINGS]
+        printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
+        print("\n".join(printed[:-1]), flush=True)
+        by_process.append(json.loads(printed[-1]))  # its last line: the ratios
+    for name, (_, target) in by_process[0].items():
+        values = [ratios[name][0] for ratios in by_process]
+        value = statistics.median(values)
+        each = ", ".join(f"{ratio:.3g}" for ratio in values)
+        results.append(check(f"{name}, median of {PROCESSES} processes ({each})", value, f"≤ {target:.3g}", value <= target))
     print(f"{sum(results)} of {len(results)} targets met")
     return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if sys.argv[1:] == [TIMINGS]:
+        print(json.dumps(timings()))
+    else:
+        sys.exit(main())
