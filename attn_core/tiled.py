@@ -118,12 +118,14 @@ def tiled_working_bytes(
 def kept(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
     """This thread's buffer ``name`` as a ``shape`` tensor (contents left from its last use), kept between calls and
     made larger when too small. A new buffer of megabytes is new memory, each 4 KiB page of it zeroed by the system
-    when first written: for ``tiled_attention``, thousands of page faults a call (docs/performance.md)."""
+    when first written: for ``tiled_attention``, thousands of page faults a call (docs/performance.md). Calls in
+    torch.inference_mode have buffers of their own: a tensor made there cannot be written in place outside it."""
     buffers = vars(_KEPT).setdefault("buffers", {})
     size = math.prod(shape)
-    buffer = buffers.get((name, dtype, device))
+    key = (name, dtype, device, torch.is_inference_mode_enabled())
+    buffer = buffers.get(key)
     if buffer is None or buffer.numel() < size:
-        buffer = buffers[(name, dtype, device)] = torch.empty(size, dtype=dtype, device=device)
+        buffer = buffers[key] = torch.empty(size, dtype=dtype, device=device)
     return buffer[:size].view(shape)
 
 

@@ -273,6 +273,15 @@ def test_each_thread_keeps_its_own_buffers_between_calls():
     assert addresses[0][0] != addresses[1][0]
 
 
+def test_calls_in_and_out_of_inference_mode_in_one_thread():
+    """A buffer made in torch.inference_mode cannot be written in place outside it: each mode keeps its own."""
+    q, k, v = qkv(200, torch.float32)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    for inference in (True, False, True, False):
+        with torch.inference_mode(inference):
+            torch.testing.assert_close(tiled_attention(q, k, v, causal=True), expected, atol=1e-5, rtol=1e-5)
+
+
 def test_bfloat16_keeps_float32_statistics():
     q, k, v = qkv(128, torch.bfloat16)
     tiled = tiled_attention(q, k, v, block_q=32, block_k=32)
