@@ -774,6 +774,25 @@ def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[f
     return [low - pad, high + pad]
 
 
+SAME_PLACE = 0.01  # of a map's domain: points nearer than this (on both axes) share one label
+
+
+def labels_by_place(points: np.ndarray, labels: list[str], groups: list[str], span: float, counted: bool = True) -> list[str]:
+    """Each point's label; where points of one group lie at one place (within SAME_PLACE · ``span`` on both axes),
+    their labels joined on the first of them ("The · the", and "the ×2" where ``counted``, else "the") and none on the
+    others, so that no label is written over another. ``points`` (n, 2)."""
+    cells = np.round(points / (SAME_PLACE * span or 1.0)).astype(int).tolist()
+    at: dict[tuple, list[int]] = {}
+    for i, (group, cell) in enumerate(zip(groups, cells, strict=True)):
+        at.setdefault((group, *cell), []).append(i)
+    shown = [""] * len(labels)
+    for members in at.values():
+        names = [labels[i] for i in members]
+        counts = {name: names.count(name) for name in names}  # in order of first appearance
+        shown[members[0]] = " · ".join(name if n == 1 or not counted else f"{name} ×{n}" for name, n in counts.items())
+    return shown
+
+
 def query_key_scatter(
     points: np.ndarray,
     tokens: list[str],
@@ -782,19 +801,23 @@ def query_key_scatter(
     title: str = "",
     subtitle: tuple[str, ...] = (),
     axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
+    side: int | None = None,
 ) -> dict:
     """Queries and keys as points of one map, each query joined to some keys by lines as wide as their weights.
 
     ``points`` (2T, 2): the T queries, then the T keys; ``tokens`` their T tokens; ``links`` (query, key, weight).
-    Hover a point for its token, role and position; a line for its pair and weight.
+    Hover a point for its token, role and position; a line for its pair and weight. Tokens at one place (a word
+    twice, "The" and "the" where case is not told apart) share one label (labels_by_place).
     """
     t = len(tokens)
     roles = ["query"] * t + ["key"] * t
+    domain = _equal_domains(points[:, 0], points[:, 1])
     dots = pd.DataFrame(
         {
             "x": points[:, 0],
             "y": points[:, 1],
             "token": tokens + tokens,
+            "label": labels_by_place(points, tokens + tokens, roles, domain[1] - domain[0]),
             "role": roles,
             "position": list(range(t)) * 2,
         }
@@ -811,7 +834,6 @@ def query_key_scatter(
             "weight": np.asarray(weight, dtype=float),
         }
     )
-    domain = _equal_domains(points[:, 0], points[:, 1])
     x = alt.X("x:Q", title=axis_titles[0], scale=alt.Scale(domain=domain, nice=False))
     y = alt.Y("y:Q", title=axis_titles[1], scale=alt.Scale(domain=domain, nice=False))
     colour = alt.Color(
@@ -846,13 +868,21 @@ def query_key_scatter(
     label_layer = (
         alt.Chart(alt.NamedData("points"))
         .mark_text(align="left", dx=7, dy=-7)
-        .encode(x=x, y=y, text="token:N", color=colour, tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N")])
+        .encode(x=x, y=y, text="label:N", color=colour, tooltip=[alt.Tooltip("label:N"), alt.Tooltip("role:N")])
     )
     chart = alt.layer(link_layer, dot_layer, label_layer, title=_heading(title, subtitle))
-    return _with_data(chart, f"map: {title}", {"points": dots, "links": lines})
+    return _with_data(_square(chart, side), f"map: {title}", {"points": dots, "links": lines})
 
 
-def rotation_circle(points: np.ndarray, current: int, *, theta: float, title: str = "") -> dict:
+def rotation_circle(
+    points: np.ndarray,
+    current: int,
+    *,
+    theta: float,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    side: int | None = None,
+) -> dict:
     """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
     with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
     radius = float(np.hypot(*points[0])) or 1.0
@@ -890,29 +920,38 @@ def rotation_circle(points: np.ndarray, current: int, *, theta: float, title: st
     tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
     dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
     labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip)
-    chart = alt.layer(ring, arrow_layer, dots, labels, title=title)
-    return _with_data(chart, f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
+    chart = alt.layer(ring, arrow_layer, dots, labels, title=_heading(title, subtitle))
+    return _with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
 
 
 def word_path_map(
-    points: np.ndarray, sentences: list[str], stages: list[str], *, title: str = "", subtitle: tuple[str, ...] = ()
+    points: np.ndarray,
+    sentences: list[str],
+    stages: list[str],
+    *,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    side: int | None = None,
 ) -> dict:
     """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map.
 
     ``points`` (sentences, stages, 2). Hover a point for its sentence and stage."""
     n, s = points.shape[:2]
     sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
+    domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
+    stage_labels = [stage.removeprefix("layer ") for stage in stages]
     cells = pd.DataFrame(
         {
             "x": points[..., 0].ravel(),
             "y": points[..., 1].ravel(),
             "sentence": np.asarray(sentences, dtype=object)[sentence_index],
             "stage": np.asarray(stages, dtype=object)[stage_index],
-            "label": np.asarray([stage.removeprefix("layer ") for stage in stages], dtype=object)[stage_index],
+            "label": labels_by_place(  # the sentences' first stages often at one place: the word's own row
+                points.reshape(-1, 2), [stage_labels[i] for i in stage_index], [""] * (n * s), domain[1] - domain[0], False
+            ),
             "order": stage_index,
         }
     )
-    domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
     x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
     y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
     colour = alt.Color("sentence:N", title=None, sort=list(sentences), legend=alt.Legend(orient="bottom", columns=1))
@@ -924,7 +963,7 @@ def word_path_map(
         base.mark_text(align="left", dx=7, dy=-7).encode(text="label:N"),
         title=_heading(title, subtitle),
     )
-    return _with_data(chart, f"paths: {title}", {"cells": cells})
+    return _with_data(_square(chart, side), f"paths: {title}", {"cells": cells})
 
 
 # ---- Their parts: axes, colours, tooltips, titles; the thumbnails' pixels
@@ -997,6 +1036,20 @@ def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
     """The label of each position, for the tooltip: a categorical (an Arrow dictionary), so that each distinct name
     is sent once and the browser computes no lookup per cell (4 per cell took a third of a 23,000-cell grid's redraw)."""
     return pd.Categorical(np.asarray(labels, dtype=object)[positions])
+
+
+MAP_TITLE_LIMIT = 640  # pixels: the longest line of a map's title, which may be wider than its plot
+
+
+def _square(chart: alt.LayerChart, side: int | None) -> alt.LayerChart:
+    """A map's plot ``side`` pixels across and up (its title, legend and axes around it: autosize "pad", where Streamlit
+    would fit the whole chart into its element), so that with one domain on both axes a circle is drawn round and a
+    distance reads the same across and up; else as wide and high as drawn."""
+    if side is None:
+        return chart
+    heading = chart.title.to_dict() if isinstance(chart.title, alt.Title) else {"text": chart.title}
+    title = alt.Title(**heading, limit=MAP_TITLE_LIMIT)  # else Streamlit cuts it at the plot's width
+    return chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"), title=title)
 
 
 def _heading(title: str, subtitle: tuple[str, ...]) -> str | alt.Title:

@@ -29,8 +29,12 @@ from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
 from attn_ui.steps import MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
 
-MAP_SIZE = 480  # pixels: a square map
-ROTATION_SIZE = 400  # pixels: the rotation's circle
+MAP_SIZE = 480  # pixels: a map's width on a page, its square plot and y axis
+ROTATION_SIZE = 400  # pixels: the rotation's circle, the same way
+# Pixels a map's chart adds to its square plot: across, the y axis and its title; up, a title with a line under it, a
+# legend above the plot and the x axis (measured in Chromium). The word paths' legend is a line per sentence under it.
+MAP_FRAME_WIDTH, MAP_FRAME_HEIGHT = 60, 144
+LEGEND_LINE = 20
 FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
 
@@ -123,18 +127,29 @@ def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
 def rotation_block(rotation: PairRotation, position: int) -> None:
     """One pair of features turned at positions 0 .. ``position``."""
     turn = 2 * math.pi / rotation.theta
-    title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position, a full turn every {turn:,.1f} positions"
+    title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position"
     with row(1, lead_lines=1):
-        square_block(ROTATION_SIZE, rotation_circle, rotation.points.numpy(), position, theta=rotation.theta, title=title)
+        square_block(
+            ROTATION_SIZE,
+            rotation_circle,
+            rotation.points.numpy(),
+            position,
+            theta=rotation.theta,
+            title=title,
+            subtitle=(f"a full turn every {turn:,.1f} positions",),
+        )
 
 
-def square_block(size: int, builder: Callable, *args: Any, **options: Any) -> None:
-    """A map (``builder(*args, **options)``, both axes on one scale) in a square block, so that a distance reads the same
-    across and up: ``size`` pixels a side on a page; on a slide, the side of the room it leaves."""
+def square_block(size: int, builder: Callable, *args: Any, frame_height: int = MAP_FRAME_HEIGHT, **options: Any) -> None:
+    """A map (``builder(*args, **options)``, both axes on one scale) with a square plot, so that a circle is round and a
+    distance reads the same across and up: ``size`` pixels wide on a page; on a slide, as large as the room it leaves
+    holds it with its ``frame_height`` pixels of title, legend and axis."""
     room = slide.slide_room()
-    side = size if room is None else max(min(room.width, room.height), MIN_CHART)
-    with block(side):
-        draw(builder, *args, width="stretch", height=side, **options)
+    side = size - MAP_FRAME_WIDTH
+    if room is not None:
+        side = max(min(room.width - MAP_FRAME_WIDTH, room.height - frame_height), MIN_CHART - MAP_FRAME_HEIGHT)
+    with block(size if room is None else room.width):  # on a slide, its title may be wider than its plot
+        draw(builder, *args, side=side, **options)
 
 
 def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
@@ -176,6 +191,7 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
             paths.stages,
             title=f"“{paths.word}”, stage by stage",
             subtitle=subtitle,
+            frame_height=MAP_FRAME_HEIGHT + LEGEND_LINE * len(labels),
         )
 
 

@@ -38,3 +38,26 @@ def test_hovering_a_point_of_the_map_names_its_token_and_role(server, browser):
         assert not exception_texts(page)
     finally:
         page.close()
+
+
+MAPS = {3: "feature 2i", 4: "PC 1", 5: "PC 1"}  # slide: the x-axis title of its map (rotation, query-key map, word paths)
+
+
+def test_every_map_has_a_square_plot_on_a_page_and_on_a_projector(server, browser):
+    """One domain on both axes needs a square plot, or a circle is drawn as an ellipse and a distance reads differently
+    across and up: the plot's background is square whatever room the chart's title, legend and axes take."""
+    for slide, axis in MAPS.items():
+        for present, viewport in (("off", (1920, 1080)), ("on", (1024, 576))):
+            query = urlencode({"slide": slide, "present": present, "text": SENTENCE})
+            page = visit(browser, f"{server}/Positions?{query}", viewport=viewport)
+            try:
+                settle_layout(page)
+                chart = page.locator(f"[data-testid='stVegaLiteChart']:has([aria-label^=\"X-axis titled '{axis}\"])").first
+                chart.scroll_into_view_if_needed()
+                width, height = chart.evaluate(
+                    "e => { const b = e.querySelector('path.background').getBoundingClientRect(); return [b.width, b.height]; }"
+                )
+                assert abs(width - height) <= 1 and width >= 150, (slide, present, width, height)
+                assert not exception_texts(page)
+            finally:
+                page.close()

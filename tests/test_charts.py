@@ -291,6 +291,28 @@ def test_labelled_lines_keep_their_plot_height_under_a_long_legend():
     assert spec["height"] == charts.PLOT_HEIGHT and spec["autosize"]["type"] == "fit-x"
 
 
+def test_tokens_at_one_place_of_the_query_key_map_share_one_label():
+    """'The' and 'the' with one vector (a toy embedding that does not tell case apart) and a word twice: one label at
+    each place, joined on its first token, so none is written over another; a key at a query's place keeps its own."""
+    tokens = ["The", "cat", "saw", "the", "cat"]
+    queries = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.001], [1.0, 0.0]])  # (T, 2)
+    keys = np.array([[0.0, 0.0], [2.0, 2.0], [1.0, 1.0], [0.5, 0.0], [3.0, 0.0]])  # the first at the first query's place
+    spec = as_spec(charts.query_key_scatter(np.vstack([queries, keys]), tokens, [(0, 1, 0.5)]))
+    labels = {role: [dot["label"] for dot in spec["datasets"]["points"] if dot["role"] == role] for role in ("query", "key")}
+    assert labels["query"] == ["The · the", "cat ×2", "saw", "", ""]
+    assert labels["key"] == tokens
+    text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
+    assert text_layer["encoding"]["text"]["field"] == "label"
+
+
+def test_the_stages_of_word_paths_at_one_place_share_one_label():
+    """The word's row of the embedding table is the same in every sentence: its first stage is one point, labelled once."""
+    points = np.array([[[0.0, 0.0], [1.0, 2.0], [3.0, 1.0]], [[0.0, 0.0], [2.0, 1.0], [3.0, 3.0]]])  # (sentences, stages, 2)
+    spec = as_spec(charts.word_path_map(points, ["a bank", "b bank"], ["lookup", "layer 1", "layer 2"], side=200))
+    assert [cell["label"] for cell in spec["datasets"]["cells"]] == ["lookup", "1", "2", "", "1", "2"]
+    assert (spec["width"], spec["height"], spec["autosize"]) == (200, 200, {"type": "pad"})  # a square plot
+
+
 def test_a_tile_map_draws_each_tile_with_its_class_and_spans():
     """A 50-token mask in 32 × 32 tiles: the last tiles are shorter; hovering a tile names its queries and keys."""
     spec = as_spec(charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50))
