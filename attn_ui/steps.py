@@ -149,20 +149,20 @@ def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 
                 )
 
 
-def table(frame: pd.DataFrame, lead_lines: int = 2, lines_below: int = 0) -> None:
+def table(frame: pd.DataFrame, lead_lines: int = 2, lines_below: int = 0, hide_index: bool = False) -> None:
     """``st.table(frame)``; on a slide whose height does not hold its rows (under ``lead_lines`` lines of lead, above
     ``lines_below``), its rows in blocks side by side, each with the header, as many to a block as the height holds:
-    a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide."""
+    a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide. ``hide_index``: no column of row labels."""
     with slide.sharing(1, lead_lines, lines_below):
         room = slide.slide_room()
     rows = 0 if room is None else int(room.height // (slide.TABLE_ROW_REM * slide.type_px())) - 1  # under the header
     blocks = 1 if room is None else min(MAX_TABLE_BLOCKS, math.ceil(len(frame) / max(rows, 1)))
     if blocks <= 1:
-        st.table(frame)
+        st.table(frame, hide_index=hide_index)
         return
     per_block = math.ceil(len(frame) / blocks)
     for column, start in zip(st.columns(blocks), range(0, len(frame), per_block), strict=False):
-        column.table(frame.iloc[start : start + per_block])
+        column.table(frame.iloc[start : start + per_block], hide_index=hide_index)
 
 
 def block(width: int) -> DeltaGenerator:

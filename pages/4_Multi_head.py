@@ -20,7 +20,7 @@ from attn_core.heads import pairs_by_similarity
 from attn_core.multihead import MAX_HEADS, nearest_head_counts, torch_mha_difference
 from attn_ui import page, slide, url_state
 from attn_ui.inputs import tokens_from_text
-from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps
+from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
@@ -107,7 +107,7 @@ if slides.show(1):
         ("W_O", "mixes the heads", (d_model, d_model)),
         ("output", "Concat · W_O", (t, d_model)),
     ]
-    st.table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
+    table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
     with row(1, extra_lines=1):

@@ -186,3 +186,10 @@ def test_sixteen_heads_fit_a_projector(server, browser):
     slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query="heads=16&d_model=64")
     grid = next(slide for slide in slides if any(chart["name"].startswith("heatmap grid") for chart in slide["charts"]))
     assert not problems_of(grid, VIEWPORTS[0])
+
+
+def test_the_first_multi_head_slide_fits_a_projector_under_the_heads_warning(server, browser):
+    """Heads that do not divide the width put a warning and a button above the slide: its table of shapes then goes in
+    two blocks side by side (steps.table) rather than off the bottom of a 1024 × 576 screen."""
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query=urlencode({"text": SENTENCE, "heads": 5}))
+    assert not problems_of(slides[0], VIEWPORTS[0])
