@@ -9,7 +9,8 @@ at a time. This kernel runs the same loop, with what makes it as fast as PyTorch
 - tiles that a mask hides entirely are skipped, tiles it leaves wholly visible are not masked (``KeyMasks``) and
   are joined into wider products, a tile computes only the queries that see some of its keys, and under the causal
   mask (or a window) each block's diagonal goes in strips of rows masked only where they cross it (``key_blocks``);
-- block sizes are those measured fastest on this machine (``attn_core.tuning``).
+- block sizes are those measured fastest on this machine (``attn_core.tuning``);
+- its working buffers are kept per thread between calls (``kept``), not made anew as fresh pages each call.
 
 Conventions follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is True
 where a query may attend to a key; ``causal`` lets query i see keys 0..i (top-left aligned).
