@@ -802,6 +802,7 @@ def query_key_scatter(
     subtitle: tuple[str, ...] = (),
     axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
     side: int | None = None,
+    legend_side: str = "top",
 ) -> dict:
     """Queries and keys as points of one map, each query joined to some keys by lines as wide as their weights.
 
@@ -840,7 +841,7 @@ def query_key_scatter(
         "role:N",
         title=None,
         scale=alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values())),
-        legend=alt.Legend(orient="top"),
+        legend=alt.Legend(orient=legend_side),
     )
     link_layer = (
         alt.Chart(alt.NamedData("links"))
@@ -882,6 +883,7 @@ def rotation_circle(
     title: str = "",
     subtitle: tuple[str, ...] = (),
     side: int | None = None,
+    legend_side: str = "top",
 ) -> dict:
     """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
     with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
@@ -911,7 +913,7 @@ def rotation_circle(
     y = alt.Y("y:Q", title="feature 2i+1", scale=alt.Scale(domain=domain, nice=False))
     ring = alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=[3, 3]).encode(x=x, y=y, order="order:Q")
     arrow_colour = alt.Color(
-        "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient="top")
+        "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient=legend_side)
     )
     arrow_layer = (
         alt.Chart(alt.NamedData("arrows")).mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)

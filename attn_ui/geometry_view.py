@@ -33,8 +33,10 @@ MAP_SIZE = 480  # pixels: a map's width on a page, its square plot and y axis
 ROTATION_SIZE = 400  # pixels: the rotation's circle, the same way
 # Pixels a map's chart adds to its square plot: across, the y axis and its title; up, a title with a line under it, a
 # legend above the plot and the x axis (measured in Chromium). The word paths' legend is a line per sentence under it.
+# On a slide, a legend of two entries goes right of the plot (``legend_aside``), where a slide has room to spare.
 MAP_FRAME_WIDTH, MAP_FRAME_HEIGHT = 60, 144
 LEGEND_LINE = 20
+ASIDE_LEGEND_WIDTH, TOP_LEGEND_HEIGHT = 90, 30
 FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
 
@@ -137,17 +139,24 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
             theta=rotation.theta,
             title=title,
             subtitle=(f"a full turn every {turn:,.1f} positions",),
+            legend_aside=True,
         )
 
 
-def square_block(size: int, builder: Callable, *args: Any, frame_height: int = MAP_FRAME_HEIGHT, **options: Any) -> None:
+def square_block(
+    size: int, builder: Callable, *args: Any, frame_height: int = MAP_FRAME_HEIGHT, legend_aside: bool = False, **options: Any
+) -> None:
     """A map (``builder(*args, **options)``, both axes on one scale) with a square plot, so that a circle is round and a
     distance reads the same across and up: ``size`` pixels wide on a page; on a slide, as large as the room it leaves
-    holds it with its ``frame_height`` pixels of title, legend and axis."""
+    holds it with its ``frame_height`` pixels of title, legend and axis (``legend_aside``: the builder's legend_side
+    option puts its legend right of the plot there)."""
     room = slide.slide_room()
     side = size - MAP_FRAME_WIDTH
     if room is not None:
-        side = max(min(room.width - MAP_FRAME_WIDTH, room.height - frame_height), MIN_CHART - MAP_FRAME_HEIGHT)
+        frame_width = MAP_FRAME_WIDTH + ASIDE_LEGEND_WIDTH * legend_aside
+        frame_height -= TOP_LEGEND_HEIGHT * legend_aside
+        side = max(min(room.width - frame_width, room.height - frame_height), MIN_CHART - MAP_FRAME_HEIGHT)
+        options |= {"legend_side": "right"} if legend_aside else {}
     with block(size if room is None else room.width):  # on a slide, its title may be wider than its plot
         draw(builder, *args, side=side, **options)
 
@@ -168,6 +177,7 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
             title=title,
             subtitle=subtitle,
             axis_titles=axes,
+            legend_aside=True,
         )
 
 
