@@ -7,8 +7,8 @@ that run the sessions, and leave holes there that later allocations only partly 
 ``benchmarks/bench_interactions.py`` the server's resident memory grew 5-7 MB a session while the memory in use stayed
 flat. With a fixed 128 kB threshold every larger block gets a mapping of its own, returned to the system when freed.
 (MALLOC_ARENA_MAX=2 in the environment does as well, but a process cannot set it for itself; malloc_trim freed
-almost nothing.) A sweep's tensors of several MB would each cost fresh pages at that threshold (tiled attention at
-T = 1,024: 16 -> 19 ms), so a sweep runs with the largest one.
+almost nothing.) A sweep's tensors of several MB (each call's output, SDPA's own buffers; the tiled kernel keeps its
+working buffers) would each cost fresh pages at that threshold (docs/performance.md), so a sweep runs with the largest.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import ctypes
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from attn_core.tiled import release_kept
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (malloc.h)
 VIEWS_THRESHOLD = 128 * 1024  # bytes: glibc's own starting value, no longer raised
@@ -35,11 +37,13 @@ def set_mmap_threshold(size: int) -> bool:
 @contextmanager
 def sweep_allocations() -> Iterator[None]:
     """Inside the block (a sweep) large blocks come from malloc's arenas and stay there for reuse; after it, the
-    views' threshold again, and what the sweep freed goes back to the system rather than into the views' buffers."""
+    views' threshold again, and what the sweep freed (the tiled kernel's kept buffers too) goes back to the system
+    rather than into the views' buffers."""
     set_mmap_threshold(SWEEP_THRESHOLD)
     try:
         yield
     finally:
+        release_kept()
         set_mmap_threshold(VIEWS_THRESHOLD)
         if _malloc_trim is not None:
             _malloc_trim(0)

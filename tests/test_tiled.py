@@ -26,6 +26,7 @@ from attn_core.tiled import (
     tiled_working_bytes,
 )
 from attn_core.timing import GIB, MIB, peak_bytes, sdpa_backend
+from attn_ui.malloc import sweep_allocations
 
 
 def qkv(t: int, dtype=torch.float64, batch: int = 2, heads: int = 3, d: int = 16, seed: int = 0):
@@ -271,6 +272,20 @@ def test_each_thread_keeps_its_own_buffers_between_calls():
             torch.testing.assert_close(output, want, atol=1e-5, rtol=1e-5)
     assert [len(set(seen)) for seen in addresses] == [1, 1]  # one buffer a thread, kept between its calls
     assert addresses[0][0] != addresses[1][0]
+
+
+def test_a_sweep_lets_go_of_the_tiled_kernels_buffers():
+    """The Cost view's sweep runs with malloc's large threshold, then gives what it freed back to the system: the
+    kernel's kept buffers are let go of first, so that they are among what goes back."""
+    q, k, v = qkv(256, torch.float32)
+
+    def scratch_bytes() -> int:
+        return tiled.kept("scratch", (1,), torch.float32, torch.device("cpu")).untyped_storage().nbytes()
+
+    with sweep_allocations():
+        tiled_attention(q, k, v)
+        assert scratch_bytes() > 4  # the call's scratch, kept
+    assert scratch_bytes() == 4  # made anew for this one float
 
 
 def test_calls_in_and_out_of_inference_mode_in_one_thread():
