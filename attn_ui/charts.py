@@ -775,6 +775,7 @@ def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[f
 
 
 SAME_PLACE = 0.01  # of a map's domain: points nearer than this (on both axes) share one label
+MAP_TITLE_LIMIT = 640  # pixels: the longest line of a map's title, which may be wider than its plot
 
 
 def labels_by_place(points: np.ndarray, labels: list[str], groups: list[str], span: float, counted: bool = True) -> list[str]:
@@ -871,7 +872,7 @@ def query_key_scatter(
         .mark_text(align="left", dx=7, dy=-7)
         .encode(x=x, y=y, text="label:N", color=colour, tooltip=[alt.Tooltip("label:N"), alt.Tooltip("role:N")])
     )
-    chart = alt.layer(link_layer, dot_layer, label_layer, title=_heading(title, subtitle))
+    chart = alt.layer(link_layer, dot_layer, label_layer, title=_heading(title, subtitle, MAP_TITLE_LIMIT))
     return _with_data(_square(chart, side), f"map: {title}", {"points": dots, "links": lines})
 
 
@@ -922,7 +923,7 @@ def rotation_circle(
     tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
     dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
     labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip)
-    chart = alt.layer(ring, arrow_layer, dots, labels, title=_heading(title, subtitle))
+    chart = alt.layer(ring, arrow_layer, dots, labels, title=_heading(title, subtitle, MAP_TITLE_LIMIT))
     return _with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
 
 
@@ -963,7 +964,7 @@ def word_path_map(
         base.mark_line().encode(order="order:Q"),
         base.mark_point(filled=True, size=70),
         base.mark_text(align="left", dx=7, dy=-7).encode(text="label:N"),
-        title=_heading(title, subtitle),
+        title=_heading(title, subtitle, MAP_TITLE_LIMIT),
     )
     return _with_data(_square(chart, side), f"paths: {title}", {"cells": cells})
 
@@ -1040,23 +1041,19 @@ def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:
     return pd.Categorical(np.asarray(labels, dtype=object)[positions])
 
 
-MAP_TITLE_LIMIT = 640  # pixels: the longest line of a map's title, which may be wider than its plot
-
-
 def _square(chart: alt.LayerChart, side: int | None) -> alt.LayerChart:
     """A map's plot ``side`` pixels across and up (its title, legend and axes around it: autosize "pad", where Streamlit
     would fit the whole chart into its element), so that with one domain on both axes a circle is drawn round and a
     distance reads the same across and up; else as wide and high as drawn."""
-    if side is None:
-        return chart
-    heading = chart.title.to_dict() if isinstance(chart.title, alt.Title) else {"text": chart.title}
-    title = alt.Title(**heading, limit=MAP_TITLE_LIMIT)  # else Streamlit cuts it at the plot's width
-    return chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"), title=title)
+    return chart if side is None else chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"))
 
 
-def _heading(title: str, subtitle: tuple[str, ...]) -> str | alt.Title:
-    """A chart's title, with lines under it when there are any."""
-    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8) if subtitle else title
+def _heading(title: str, subtitle: tuple[str, ...], limit: int | None = None) -> str | alt.Title:
+    """A chart's title, with lines under it when there are any; ``limit``: its longest line in pixels (Streamlit
+    otherwise cuts a title at the chart's width less 40)."""
+    if not subtitle and limit is None:
+        return title
+    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8, **({"limit": limit} if limit else {}))
 
 
 def _layer(mark: alt.Chart, encoding: dict, keep: str | None = None) -> alt.Chart:

@@ -172,13 +172,12 @@ def mask_on_tokens(kind: str, sizes: MaskSizes, tokens: list[str], step: int | N
     """The mask on the batch's positions (sentence 1's tokens), with the generation step's query outlined where
     ``step`` is given, and its slider where ``step_slider`` (another section may have drawn it)."""
     lead, details = ABOUT[kind]
-    slider = step is not None and step_slider
-    beside = slider and slide.presenting()  # a slide's height is short: its lead goes beside the slider
-    if not beside:
-        st.markdown(lead if slide.presenting() else f"{lead} {details}")
-    if slider:
-        step_controls(len(tokens), beside=lead if beside else "")
-    with row(1):  # on a slide, its lead, beside the step's slider where it applies
+    text = lead if slide.presenting() else f"{lead} {details}"
+    if step is not None and step_slider:
+        step_controls(len(tokens), lead=text)  # on a slide, the text beside the slider
+    else:
+        st.markdown(text)
+    with row(1):
         matrix_step(
             f"{MODEL_MASKS[kind]}: {sizes.describe(kind)}",
             FORMULAS[kind],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_ui import url_state
+from attn_ui import slide, url_state
 
 STEP, PLAYING, TICK, FULL_RUN = "step", "playing", "play_tick", "play_full_run"  # session-state keys
 PLAY_SECONDS = 1.2  # between two generation steps when playing
@@ -32,13 +32,16 @@ def _start_playing(last: int) -> None:
 
 
 def step_controls(
-    last: int, label: str = "Generation step t", help: str = "Which tokens the t-th token may see.", beside: str = ""
+    last: int, label: str = "Generation step t", help: str = "Which tokens the t-th token may see.", lead: str = ""
 ) -> None:
-    """The step's slider and the Play switch, and while playing, the timer that moves the step; ``beside``: text
-    drawn at their left (a slide's lead, where the slide's height is short)."""
+    """The step's slider and the Play switch, and while playing, the timer that moves the step; ``lead``: the text
+    they go with, above them on a page and at their left on a slide (whose height is short)."""
+    beside = bool(lead) and slide.presenting()
+    if lead and not beside:
+        st.markdown(lead)
     with st.container(horizontal=True, vertical_alignment="bottom", wrap=not beside):
         if beside:
-            st.markdown(beside, width="stretch")
+            st.markdown(lead, width="stretch")
         if last > 1:
             collapsed = "collapsed" if beside else "visible"  # beside a lead, which says what the step is
             st.slider(label, 1, last, key=STEP, help=help, width=300 if beside else 420, label_visibility=collapsed)

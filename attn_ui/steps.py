@@ -55,6 +55,8 @@ SLIDE_MIN_PANEL = 72
 SLIDE_TERMS = 6  # terms of a context vector's weighted sum written on a slide: two lines of a 1024-px window
 MAX_TABLE_BLOCKS = 4  # a slide's table in at most this many blocks side by side (attn_ui.steps.table)
 MIN_CHART = 240  # pixels: the lowest bar or line chart on a slide, its title and labels included (a plot of 130)
+# A heatmap's size options at the least a slide may draw it: every token at SLIDE_MIN_STEP, whatever the room.
+SLIDE_LEAST = {"max_width": 10**6, "max_height": 10**6, "max_step": SLIDE_MIN_STEP, "min_step": SLIDE_MIN_STEP}
 THUMBNAILS_FRAME = 150  # pixels of head_thumbnails' height besides its panels: headers, labels, legend (measured 147)
 
 
@@ -69,8 +71,7 @@ def heatmap_size(
         return {"max_width": max(max_width, room.width if room else 0), "max_height": MAX_HEIGHT, "max_step": MAX_STEP}
     # Features may be squeezed, tokens not: the cells' least height, and the chart's least width.
     readable = 0 if is_index(row_labels) else len(row_labels) * SLIDE_MIN_STEP
-    least = {"max_width": 10**6, "max_height": 10**6, "max_step": SLIDE_MIN_STEP, "min_step": SLIDE_MIN_STEP}
-    readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, **least)
+    readable_width = 0 if is_index(col_labels) else heatmap_width(row_labels, col_labels, **SLIDE_LEAST)
 
     def fit(legend_side: str) -> tuple[tuple[bool, float], dict]:
         """The options with the legend on this side, ranked: whether the tokens' rows fit the room's height, then
@@ -106,7 +107,7 @@ def tokens_fitting(
     n = min(len(row_labels), int(cells_height // SLIDE_MIN_STEP))
     while n > 0:
         columns = col_labels if is_index(col_labels) else col_labels[:n]  # features stay; token columns are cut too
-        if heatmap_width(row_labels[:n], columns, 10**6, 10**6, SLIDE_MIN_STEP, min_step=SLIDE_MIN_STEP) <= width:
+        if heatmap_width(row_labels[:n], columns, **SLIDE_LEAST) <= width:
             break
         n -= 1
     return max(n, 0)

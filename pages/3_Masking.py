@@ -155,10 +155,7 @@ elif empty.any():
 
 if slides.show(2):
     lead = "At step t, token t may only look at what is already written; the highlighted row is its query."
-    beside = slides.part(1) and slide.presenting()  # a slide's height is short: its lead goes beside the slider
-    if slides.part(1) and not beside:
-        st.markdown(lead)
-    step_controls(t, beside=lead if beside else "")
+    step_controls(t, lead=lead if slides.part(1) else "")
     query = step - 1
     b, tab = slides.tabs("Sentence", [f"Sentence {b + 1}" for b in range(n_sentences)], "sentence_tab")
     with tab:  # only the open sentence's charts are drawn
@@ -220,17 +217,17 @@ if slides.show(4):
 if slides.show(5):
     additive = additive_mask(mask)  # (B, T, T)
     difference = f"{float((steps.weights - weights_with_additive_mask(steps, additive)).abs().max()):.1e}"
-    beside = not slide.presenting()  # on a slide the charts take the width, and the lead says the difference
+    metric = not slide.presenting()  # on a slide the charts take the width, and the lead says the difference
     st.markdown(
         "PyTorch accepts a **boolean** mask (True = may attend) or an **additive** one (0 = may attend, −∞ = "
         "blocked) that is added to the scores. Both give the same weights"
-        + (". Sentence 1's masks:" if beside else f" (largest difference {difference}). Sentence 1's masks:")
+        + (". Sentence 1's masks:" if metric else f" (largest difference {difference}). Sentence 1's masks:")
     )
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row(2, aside=METRIC_WIDTH if beside else 0):  # the metric beside them
+    with row(2, aside=METRIC_WIDTH if metric else 0):  # the metric beside them
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
         matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
-        if beside:
+        if metric:
             st.metric(
                 "Largest difference",
                 difference,
