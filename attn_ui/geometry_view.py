@@ -27,7 +27,7 @@ from attn_ui import slide
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
-from attn_ui.steps import MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
 
 MAP_SIZE = 480  # pixels: a map's width on a page, its square plot and y axis
 ROTATION_SIZE = 400  # pixels: the rotation's circle, the same way
@@ -162,12 +162,13 @@ def square_block(
 
 
 def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
-    """The query-key map: each query joined to its strongest keys by lines as wide as their weights."""
+    """The query-key map: each query joined to its strongest keys by lines as wide as their weights; beside it, how
+    many queries have their strongest key nearest in the map."""
     links = [(i, int(j), float(found.weights[i, j])) for i in range(len(tokens)) for j in found.strongest[i]]
     kept = float(found.explained.sum())
     subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
     axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
-    with row(1, lead_lines=1, extra_lines=1):  # on a slide, one line above and one under
+    with row(1, lead_lines=1, aside=METRIC_WIDTH):  # on a slide, one line above
         square_block(
             MAP_SIZE,
             query_key_scatter,
@@ -179,6 +180,12 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
             axis_titles=axes,
             legend_aside=True,
         )
+        with st.container(width=METRIC_WIDTH):
+            st.metric(
+                "Strongest key is nearest",
+                f"{round(found.agreement * len(tokens))} of {len(tokens)}",
+                help="Queries whose strongest key (by weight) is also the key nearest to them in this plane.",
+            )
 
 
 @st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)

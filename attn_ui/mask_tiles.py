@@ -20,7 +20,7 @@ from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
 from attn_ui.draw import draw
 from attn_ui.inputs import escape_markdown
 from attn_ui.play import step_controls
-from attn_ui.steps import block, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, block, matrix_step, row
 
 MODEL_MASKS = {"documents": "Packed documents", "prefix": "Prefix LM", "global": "Global + local"}
 STEPPED = ("documents", "prefix")  # causal once past the prompt: a generation step applies
@@ -55,7 +55,6 @@ MAX_DOCUMENTS = 8
 TILE_LENGTHS = (64, 128, 256, 512, 1024)  # the tile map's T
 TILE_BLOCKS = (8, 16, 32, 64, 128)  # tokens a side of a tile
 MAX_TILES = 32  # tiles a side of a tile map at most
-METRIC_WIDTH = 220  # pixels of the metrics beside the tile map
 TILE_MAP_FRAME = heatmap_frame(["0"], 1)  # pixels of a tile map's height besides its plot: as a heatmap's, numbered axes
 
 

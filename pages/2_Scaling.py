@@ -23,11 +23,10 @@ from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, MAX_WIDTH, lines
 from attn_ui.inputs import tokens_from_text
 from attn_ui.slide import presenting
-from attn_ui.steps import bar_block, chart_block, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, bar_block, chart_block, matrix_step, row
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
-METRICS_WIDTH = 200  # pixels of the metrics beside a chart
 PARAMS = (
     Param("text", DEFAULT_SENTENCE, url_state.text),
     Param("seed", 0, url_state.integer(0, 2**31 - 1)),
@@ -113,7 +112,7 @@ if slides.show(2):
         "so scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
     at_d_k = D_K_VALUES.index(d_k)
-    with row(1, extra_lines=1, aside=METRICS_WIDTH):  # the metrics beside the chart, the caption under it
+    with row(1, extra_lines=1, aside=METRIC_WIDTH):  # the metrics beside the chart, the caption under it
         chart_block(
             MAX_WIDTH,
             LINE_HEIGHT,
@@ -128,7 +127,7 @@ if slides.show(2):
             marker=d_k,
             title="Measured variance (points) against theory (dashed lines)",
         )
-        with st.container(width=METRICS_WIDTH):
+        with st.container(width=METRIC_WIDTH):
             st.metric(f"Var(q·k) at d_k = {d_k}", f"{float(variance.unscaled[at_d_k]):.2f}", help=f"Theory: {d_k}.")
             st.metric(f"Var(q·k / √{d_k})", f"{float(variance.scaled[at_d_k]):.3f}", help="Theory: 1.")
     st.caption(f"Monte Carlo with {VARIANCE_SAMPLES:,} random (q, k) pairs; each d_k uses their first d_k entries.")

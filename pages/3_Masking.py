@@ -22,14 +22,13 @@ from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import bar_block, matrix_step, numbers_table, row, score_steps, table
+from attn_ui.steps import METRIC_WIDTH, bar_block, matrix_step, numbers_table, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
 DEFAULT_WINDOW = 3  # keys a query sees under the window masks: itself and the two before it
-METRIC_WIDTH = 220  # pixels of a metric beside charts
 MASK_LABELS = {
     "causal": "Causal (look-ahead)",
     "padding": "Padding",

@@ -192,13 +192,10 @@ if slides.show(4):
         map_tokens, title = encoded.tokens[0], f"MiniLM, layer {layer}, head {head}"
     if found is not None:
         map_block(found, map_tokens, title)
-        n_agree = round(found.agreement * len(map_tokens))
-        agree = f"**{n_agree} of {len(map_tokens)} queries** have their strongest key as their nearest key in the map."
         slide.lead(
-            f"{agree} The map keeps which queries and keys lie close in the two directions where they differ most "
+            "The map keeps which queries and keys lie close in the two directions where they differ most "
             f"({float(found.explained.sum()):.0%} of their variance here); it loses the rest of the {q.shape[-1]} "
-            "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide.",
-            agree,
+            "dimensions, and a dot product is not a distance: nearness in the plane is a hint, the weights decide."
         )
 
 if slides.show(5):

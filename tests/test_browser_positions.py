@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from attn_core import tokenize
+from tests.browser_support import SENTENCE as SIXTEEN_WORDS
 from tests.browser_support import browser, exception_texts, server, settle_layout, skip_without_browser, visit
 
 skip_without_browser()
@@ -59,6 +60,37 @@ def test_every_map_has_a_square_plot_on_a_page_and_on_a_projector(server, browse
                     "e => { const b = e.querySelector('path.background').getBoundingClientRect(); return [b.width, b.height]; }"
                 )
                 assert abs(width - height) <= 1 and width >= 230, (slide, present, width, height)
+                assert not exception_texts(page)
+            finally:
+                page.close()
+
+
+LABEL_BOXES = """chart => [...chart.querySelectorAll('g.mark-text.role-mark text')].filter(t => t.textContent).map(t => {
+    const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.top + INK, b.right, b.bottom - INK]; })"""
+INK = 3  # pixels above and under a 14-px label's letters within its box (19 px high)
+TOUCH = 3  # pixels two labels may share across and up: touching, still readable
+
+
+def test_the_labels_of_a_crowded_map_do_not_cover_each_other(server, browser):
+    """Sixteen words make 32 points on the query-key map; on a 1024 × 576 slide the plot is about 300 px a side, and
+    each label is put where it covers no other (charts.label_spots): no two labels' letters overlap, toy or MiniLM."""
+    for present, viewport in (("on", (1024, 576)), ("off", (1920, 1080))):
+        for source in ("toy", "real"):
+            query = urlencode({"slide": 4, "present": present, "text": SIXTEEN_WORDS, "map": source})
+            page = visit(browser, f"{server}/Positions?{query}", viewport=viewport)
+            try:
+                settle_layout(page)
+                chart = page.locator("[data-testid='stVegaLiteChart']:has([aria-label^=\"X-axis titled 'PC 1\"])").first
+                chart.scroll_into_view_if_needed()
+                boxes = chart.evaluate(LABEL_BOXES.replace("INK", str(INK)))
+                assert len(boxes) >= 30, (present, source, len(boxes))
+                covered = [
+                    (a[0], b[0])
+                    for i, a in enumerate(boxes)
+                    for b in boxes[i + 1 :]
+                    if min(a[3], b[3]) - max(a[1], b[1]) > TOUCH and min(a[4], b[4]) - max(a[2], b[2]) > TOUCH
+                ]
+                assert not covered, (present, source, covered)
                 assert not exception_texts(page)
             finally:
                 page.close()

@@ -313,6 +313,53 @@ def test_the_stages_of_word_paths_at_one_place_share_one_label():
     assert (spec["width"], spec["height"], spec["autosize"]) == (200, 200, {"type": "pad"})  # a square plot
 
 
+def label_boxes(points: np.ndarray, labels: list[str], spots: list, domain: list[float], side: float) -> list[tuple]:
+    """Each label's box (left, top, right, bottom) in pixels of the plot, as Vega writes it at its spot (baseline middle)."""
+    scale = side / (domain[1] - domain[0])
+    boxes = []
+    for (x, y), label, (dx, dy, align) in zip(points, labels, spots, strict=True):
+        width = len(label) * charts.CHAR_WIDTH
+        left = (x - domain[0]) * scale + dx - {"left": 0, "center": width / 2, "right": width}[align]
+        top = (domain[1] - y) * scale + dy - charts.LABEL_HEIGHT / 2
+        boxes.append((left, top, left + width, top + charts.LABEL_HEIGHT))
+    return boxes
+
+
+def overlapping(a: tuple, b: tuple) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def test_map_labels_go_where_they_cover_no_other_label_and_stay_in_the_plot():
+    """A lone point's label sits up and right of it; points a few pixels apart have their labels on different sides;
+    a point at the plot's right edge has its label on its left."""
+    domain, side = [0.0, 100.0], 200  # 2 px a unit
+    lone = np.array([[50.0, 50.0]])
+    assert charts.label_spots(lone, ["cat"], domain, side) == [charts.LABEL_SPOTS[0]]
+    cluster = np.array([[40.0, 50.0], [43.0, 50.0], [46.0, 52.0], [41.0, 47.0], [45.0, 46.0]])  # 5 points within 12 px
+    labels = ["quick", "brown", "fox", "jumps", "over"]
+    boxes = label_boxes(cluster, labels, charts.label_spots(cluster, labels, domain, side), domain, side)
+    assert not [(i, j) for i in range(5) for j in range(i + 1, 5) if overlapping(boxes[i], boxes[j])]
+    assert all(0 <= box[0] and box[2] <= side and 0 <= box[1] and box[3] <= side for box in boxes)
+    edge = np.array([[98.0, 50.0]])
+    spot = charts.label_spots(edge, ["longword"], domain, side)[0]
+    assert spot[2] == "right" and label_boxes(edge, ["longword"], [spot], domain, side)[0][2] <= side
+
+
+def test_the_query_key_map_writes_each_label_at_its_spot():
+    """The spots go into the map's data, and its text layer reads each label's offsets and side from its row."""
+    points = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 1.0], [-1.0, 1.0]])  # two queries, then two keys
+    spec = as_spec(charts.query_key_scatter(points, ["cat", "sat"], [(0, 1, 0.5)], side=240))
+    rows = spec["datasets"]["points"]
+    domain = spec["layer"][1]["encoding"]["x"]["scale"]["domain"]
+    expected = charts.label_spots(points, [row["label"] for row in rows], domain, 240)
+    assert [(row["dx"], row["dy"], row["align"]) for row in rows] == expected
+    assert (rows[0]["dx"], rows[0]["dy"], rows[0]["align"]) != (rows[1]["dx"], rows[1]["dy"], rows[1]["align"])  # 5 px apart
+    text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")
+    assert {key: text_layer["mark"][key] for key in ("align", "dx", "dy")} == {
+        key: {"expr": f"datum.{key}"} for key in ("align", "dx", "dy")
+    }
+
+
 def test_a_tile_map_draws_each_tile_with_its_class_and_spans():
     """A 50-token mask in 32 × 32 tiles: the last tiles are shorter; hovering a tile names its queries and keys."""
     spec = as_spec(charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50))
