@@ -8,6 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from attn_core.training import TooLong, TrainingRun, train
 
@@ -45,9 +46,10 @@ def trained(settings: Settings) -> Pair | None:
         return runs.get(settings)
 
 
-def train_pair(settings: Settings) -> Pair | str:
-    """Train both runs with a progress bar (a rerun, e.g. the Stop button, interrupts them); the pair, or why not."""
-    bar = st.progress(0.0, text="Training…")
+def train_pair(settings: Settings, where: DeltaGenerator) -> Pair | str:
+    """Train both runs with a progress bar drawn ``where`` (a rerun, e.g. the Stop button, interrupts them); the pair,
+    or why not."""
+    bar = where.progress(0.0, text="Training…")
     total = 2 * settings.steps
 
     def progress(done: int, before: int) -> None:

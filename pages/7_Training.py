@@ -108,11 +108,14 @@ settings = Settings(
 pair = trained(settings)
 if pair is None:
     st.info("Not trained yet with these settings: **Train** runs both (a few seconds). Changing a control never trains.")
-    with st.container(horizontal=True):
+    # The progress bar goes beside the buttons: on a slide, a taller block of notes would have the browser report their
+    # new height, and that report's rerun would stop the run (attn_ui.slide.read_window_size).
+    with st.container(horizontal=True, vertical_alignment="center"):
         pressed = st.button("Train", icon=":material/model_training:", type="primary")
         st.button("Stop", icon=":material/stop:", help="Stops a run in progress.")
+        progress = st.empty()
     if pressed:
-        outcome = train_pair(settings)
+        outcome = train_pair(settings, progress)
         if isinstance(outcome, str):
             st.error(outcome)
         else:

@@ -66,3 +66,17 @@ def test_stop_interrupts_a_run(server, browser):
     assert page.get_by_text("Not trained yet").is_visible()  # nothing kept: the run did not finish
     assert page.locator("[data-testid='stVegaLiteChart']").count() == 0 and not exception_texts(page)
     page.close()
+
+
+def test_train_on_a_slide(server, browser):
+    """On a slide the notes above it (here the Train button) have their height reported by the browser, and a report
+    reruns the view, which would stop a run: Train's progress bar goes beside the buttons, leaving that height as it
+    is, and the run finishes. (Settings of their own: a run kept by the server from another test would show at once.)"""
+    page = visit(browser, f"{server}/Training?present=on&task=first&d_k=64&steps=300&seed=5", viewport=(1024, 576))
+    settle_layout(page)
+    page.get_by_role("button", name="Train").click()
+    page.get_by_text("Training: step").wait_for(timeout=60_000)  # the run has begun, and goes on to its end
+    page.get_by_text("Not trained yet").wait_for(state="detached", timeout=120_000)
+    settle_layout(page)
+    assert not exception_texts(page)
+    page.close()
