@@ -16,6 +16,43 @@ from streamlit import dataframe_util
 
 from attn_ui import downloads
 
+# Vega's SVG renderer fills a colour bar with url(<the page's address>#gradient_N), the address when it drew it
+# (vega/vega#3948). When the app then writes its state into the address (a slide, a control: attn_ui.url_state), that
+# fill points at another page, and the browser fills nothing: the colour bar is gone. This script, once a page, points
+# every such reference at the new address whenever the address changes.
+_MEND_SVG_LINKS_JS = """
+export default function() {
+  if (window.attentionExplorerMendsSvgLinks) return;
+  window.attentionExplorerMendsSvgLinks = true;
+  const address = () => location.hash ? location.href.slice(0, -location.hash.length) : location.href;
+  const mend = () => {
+    const here = address();
+    for (const element of document.querySelectorAll("svg [fill^='url('], svg [stroke^='url(']")) {
+      for (const name of ["fill", "stroke"]) {
+        const value = element.getAttribute(name);
+        const at = value ? value.lastIndexOf("#") : -1;
+        if (value && value.startsWith("url(") && at > 0 && value.slice(4, at) !== here) {
+          element.setAttribute(name, "url(" + here + value.slice(at));
+        }
+      }
+    }
+  };
+  for (const name of ["pushState", "replaceState"]) {
+    const original = history[name];
+    history[name] = function (...args) { const result = original.apply(this, args); mend(); return result; };
+  }
+  window.addEventListener("popstate", mend);
+}
+"""
+_mend_svg_links = st.components.v2.component("attention_explorer.mend_svg_links", js=_MEND_SVG_LINKS_JS)
+
+
+def mend_svg_links() -> None:
+    """Mount the script that keeps the charts' colour bars drawn when the page's address changes (see above); call it
+    where the page can hold an invisible element."""
+    _mend_svg_links(key="mend_svg_links", height=0)
+
+
 SPECS_KEPT = 64  # chart specs cached per server process: about 15 kB a heatmap, 1.4 MB the real model's 72-head grid
 
 

@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import downloads, malloc, slide, tcp, url_state
 from attn_ui.charts import THEME_CSS
+from attn_ui.draw import mend_svg_links
 from attn_ui.url_state import Param
 
 
@@ -254,6 +255,7 @@ class Slides:
                 st.markdown(intro)
                 with st.container(key="slide_hidden"):
                     slide.read_window_size()  # a wide window gives the charts more room (attn_ui.slide.sharing)
+                    mend_svg_links()
             self.controls = st.sidebar
         # What the view draws above its sections (the link's ignored values, a note on its input, a warning about its
         # controls) goes into one container, entered for the rest of the run until the picker is drawn, so that the
@@ -354,6 +356,7 @@ class Slides:
             st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_go_to, args=previous)
             st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_go_to, args=following)
             slide.read_window_size()
+            mend_svg_links()
         return controls
 
 

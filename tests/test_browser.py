@@ -64,6 +64,35 @@ def test_changing_a_control_updates_the_url(server, browser):
     assert page.locator(EXCEPTION).count() == 0
 
 
+STALE_FILLS = """() => { const here = location.href.split('#')[0];
+    return [...document.querySelectorAll("svg [fill^='url(']")].map(e => e.getAttribute('fill'))
+        .filter(fill => fill.slice(4, fill.lastIndexOf('#')) !== here); }"""
+
+
+def test_colour_bars_follow_the_address_as_it_changes(server, browser):
+    """Vega fills a colour bar with url(<the page's address>#gradient); the app writes each change of a control or a
+    slide into the address after the charts are drawn, and a fill naming the old address draws nothing. Every such
+    fill names the address the page has now: on a page after a control, on slides stepped with the → key."""
+    page = visit(browser, f"{server}/Pipeline")
+    settle_layout(page)
+    with rerun(page):
+        _step_up(page, "Seed")
+    page.wait_for_function("() => window.location.search.includes('seed=1')", timeout=10_000)
+    settle_layout(page)
+    assert page.locator("svg [fill^='url(']").count() >= 1 and page.evaluate(STALE_FILLS) == []
+    page.close()
+    page = visit(browser, f"{server}/Pipeline?present=on", viewport=(1024, 576))
+    for _ in range(3):
+        settle_layout(page)
+        with rerun(page):
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
+            page.keyboard.press("ArrowRight")
+        settle_layout(page)
+        assert page.locator("svg [fill^='url(']").count() >= 1 and page.evaluate(STALE_FILLS) == []
+    assert not exception_texts(page)
+    page.close()
+
+
 def _step_up(page, label: str) -> None:
     page.locator("[data-testid='stNumberInput']").filter(has_text=label).get_by_role("button", name="Increment").click()
 
