@@ -86,9 +86,12 @@ VIRIDIS = (
 # ---- The theme: text sizes for a projector, colours from Streamlit's light or dark theme
 # Chart text (axes, legends, titles, headers) in the page's own text colour: Streamlit's chart theme draws it in a
 # mid grey (3.7:1 on white); this keeps it at the theme's full contrast, light or dark. Numbers inside cells keep theirs.
-THEME_CSS = """<style>
+# A layer named PLAIN_TEXT has its text in that colour too (Vega draws a text mark of no colour black, which a dark
+# theme hides): Vega gives its marks' group the class "<name>_marks".
+PLAIN_TEXT = "plain_text"
+THEME_CSS = f"""<style>
 [data-testid="stVegaLiteChart"] :is(g[class*="role-axis"], g[class*="role-legend"], g[class*="title"],
-  g[class*="header"]) > text { fill: currentColor; }
+  g[class*="header"], g.{PLAIN_TEXT}_marks) > text {{ fill: currentColor; }}
 </style>"""
 
 # Text sizes for a projector; no colours, so Streamlit's light or dark theme supplies them.
@@ -981,7 +984,7 @@ def rotation_circle(
     shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
     tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
     dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
-    labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip)
+    labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip).properties(name=PLAIN_TEXT)
     chart = alt.layer(ring, arrow_layer, dots, labels, title=_heading(title, subtitle, MAP_TITLE_LIMIT))
     return _with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
 
