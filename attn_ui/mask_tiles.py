@@ -68,10 +68,10 @@ class MaskSizes:
     n_global: int
 
     def fitted(self, t: int) -> MaskSizes:
-        """Cut to ``t`` tokens: the documents that pass the end shortened or left out, the prefix and the global
-        tokens at most t."""
+        """On ``t`` tokens: the documents that pass the end shortened or left out, and the tokens after the last one
+        packed as one more document (a packed row has no padding); the prefix and the global tokens at most t."""
         ends = [min(t, end) for end in self.ends()]
-        return MaskSizes(between(ends), min(self.prefix, t), self.window, min(self.n_global, t))
+        return MaskSizes(between([*ends, t]), min(self.prefix, t), self.window, min(self.n_global, t))
 
     def scaled(self, t_from: int, t: int) -> MaskSizes:
         """Each size times t / t_from: the documents by their ends, the window at least 1 key."""
@@ -148,7 +148,8 @@ def controls(t: int) -> tuple[str, MaskSizes]:
         st.text_input(
             "Document lengths",
             key="documents",
-            help=f"Tokens of each document packed in the row, e.g. 3, 4 (at most {MAX_DOCUMENTS}); cut to the T tokens.",
+            help=f"Tokens of each document packed in the row, e.g. 3, 4 (at most {MAX_DOCUMENTS}); cut to the T tokens, "
+            "and the tokens after them packed as one more document.",
         )
     if kind == "prefix":
         url_state.keep_in("prefix", range(t + 1), min(st.session_state["prefix"], t))

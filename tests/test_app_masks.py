@@ -11,7 +11,7 @@ from attn_core.examples import MASKING_SENTENCES
 from attn_core.sweep import Settings
 from attn_core.timing import format_bytes
 from attn_ui import mask_tiles, measure
-from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 COST = "pages/5_Cost.py"
 METHODS = ("naive", "sdpa", "tiled")
@@ -71,10 +71,11 @@ LINK = {"documents": "2,3", "prefix": "4", "global_window": "2", "n_global": "1"
 
 
 def by_definition(kind: str, t: int, documents: list[int], prefix: int, window: int, n_global: int) -> torch.Tensor:
-    """(t, t) boolean: each mask written out from its definition, query i and key j."""
-    document = [d for d, n in enumerate(documents) for _ in range(n)] + [None] * (t - sum(documents))
+    """(t, t) boolean: each mask written out from its definition, query i and key j; the tokens after the documents
+    are one more document (a packed row has no padding)."""
+    document = [d for d, n in enumerate(documents) for _ in range(n)] + [len(documents)] * (t - sum(documents))
     rules = {
-        "documents": lambda i, j: document[i] is not None and document[i] == document[j] and j <= i,
+        "documents": lambda i, j: document[i] == document[j] and j <= i,
         "prefix": lambda i, j: j <= i or (i < prefix and j < prefix),
         "global": lambda i, j: i - window < j <= i or i < n_global or j < n_global,
     }
@@ -130,6 +131,17 @@ def test_masking_shows_each_model_mask_and_its_tile_map(kind):
     caption = next(text for text in texts(at, "caption") if "tiles;" in text)
     assert caption.startswith(f"{counted['skipped']} skipped, {counted['full']} full and {counted['partial']} partial")
     assert (kind in mask_tiles.STEPPED) == any(slider.key == "step" for slider in at.slider)  # causal: generation steps
+
+
+def test_document_lengths_short_of_the_sentence_leave_no_row_empty():
+    """Sixteen words and the default lengths 3, 3: the ten tokens after them are one more document, each seeing the
+    tokens before it in that document, not rows that see nothing."""
+    sentence = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
+    at = open_view(MASKING, slide="6", text=sentence)
+    assert_clean(at)
+    (shown,) = heatmap_values(at, 16, 16)
+    assert torch.equal(shown.bool(), document_mask([3, 3, 10], 16)) and shown.bool().any(dim=1).all()
+    assert any("documents of 3, 3, 10 tokens" in heading for heading in chart_headings(at))
 
 
 def test_the_generation_step_outlines_its_query_in_a_model_mask():
