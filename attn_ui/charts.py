@@ -60,7 +60,9 @@ NUMBERS_UP_TO = 144  # print values inside cells when a matrix has at most this 
 MAX_WIDTH = 560  # pixels: the widest chart fits the main column (564 px) of a 1024-px-wide browser with the sidebar open
 MAX_HEIGHT = 720  # pixels of cells: 36 tokens at MIN_STEP
 COMPACT_HEIGHT = 360  # pixels of cells of a feature-by-feature matrix (a W)
-KINDS = ("weights", "signed", "mask")
+KINDS = ("weights", "signed", "mask", "additive")
+# Kinds drawn as two named colours, an allowed cell's name first: a boolean mask, an additive one (0 or -inf).
+CATEGORIES = {"mask": ("allowed", "blocked"), "additive": ("0", "−∞")}
 LEGEND_OFFSET = 8  # pixels between a plot (or its axis) and its legend (Vega-Lite's default: 18)
 LEGEND_HEIGHT = 60  # pixels of a colour legend under a plot: its offset from the axis title, its bar and labels
 LEGEND_WIDTH = 70  # pixels of a colour scale's legend at a plot's right: its offset, bar and labels (measured 62-69)
@@ -189,7 +191,7 @@ def heatmap_width(
 
 def legend_width(kind: str) -> int:
     """Pixels a heatmap's legend takes at the plot's right: named colours for a mask, else a colour scale."""
-    return KEY_LEGEND_WIDTH if kind == "mask" else LEGEND_WIDTH
+    return KEY_LEGEND_WIDTH if kind in CATEGORIES else LEGEND_WIDTH
 
 
 def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "bottom") -> int:
@@ -298,7 +300,8 @@ def heatmap(
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
 
-    ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked". ``-inf`` cells (masked scores)
+    ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked", "additive" a matrix of 0 and -inf as "0" / "−∞",
+    in the same two colours. Otherwise ``-inf`` cells (masked scores)
     are drawn grey and labelled "masked". ``highlight`` outlines one row (e.g. the query at a generation step).
     ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its images carry them.
     """
@@ -317,9 +320,11 @@ def heatmap(
     }
     sizes = (max_width, max_height, max_step, max_aspect, compact_height, min_step)
     cell_width, cell_height = cell_steps(row_labels, col_labels, *sizes)
-    numbers = kind != "mask" and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP
-    if kind == "mask":
-        columns["category"] = np.where(infinite | (values == 0), "blocked", "allowed").ravel()
+    numbers = kind not in CATEGORIES and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP
+    if kind in CATEGORIES:
+        allowed, blocked = CATEGORIES[kind]
+        hidden = infinite if kind == "additive" else infinite | (values == 0)
+        columns["category"] = np.where(hidden, blocked, allowed).ravel()
     else:
         finite = np.where(infinite, 0, values)
         columns["masked"] = infinite.ravel()
@@ -369,7 +374,7 @@ def _heatmap_chart(
     }
     names = {row_title: f"datum[{json.dumps(row_title)}]", col_title: f"datum[{json.dumps(col_title)}]"}
     cell = {"width": cell_width, "height": cell_height}
-    if kind == "mask":
+    if kind in CATEGORIES:
         tooltip = _tooltip(names | {"category": "datum.category"})
         layers = [_layer(alt.Chart().mark_rect(**cell, tooltip=tooltip), position | {"color": _colour(kind, legend_side)})]
     else:
@@ -1071,8 +1076,8 @@ def _scale_params(kind: str) -> dict:
 def _colour(kind: str, legend_side: str = "bottom", grey_masked: bool = False) -> alt.Color:
     """The colour channel of a ``kind`` of matrix, with its legend under the plot or at its right; ``grey_masked``:
     the cells whose field "masked" is true in grey, whatever their value."""
-    if kind == "mask":
-        scale = alt.Scale(domain=["allowed", "blocked"], range=[ALLOWED_COLOUR, MASKED_COLOUR])
+    if kind in CATEGORIES:
+        scale = alt.Scale(domain=list(CATEGORIES[kind]), range=[ALLOWED_COLOUR, MASKED_COLOUR])
         return alt.Color(field="category", type="nominal", scale=scale, title=None, legend=alt.Legend(orient=legend_side))
     if kind == "weights":
         scale = alt.Scale(scheme="viridis", domain=[0, 1])

@@ -225,7 +225,7 @@ if slides.show(5):
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
     with row(2, aside=METRIC_WIDTH if metric else 0):  # the metric beside them
         matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
-        matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], **shared)
+        matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], kind="additive", **shared)
         if metric:
             st.metric(
                 "Largest difference",

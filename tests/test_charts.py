@@ -291,6 +291,19 @@ def test_labelled_lines_keep_their_plot_height_under_a_long_legend():
     assert spec["height"] == charts.PLOT_HEIGHT and spec["autosize"]["type"] == "fit-x"
 
 
+def test_an_additive_mask_is_drawn_as_zero_and_minus_infinity_in_the_boolean_masks_colours():
+    """An additive mask holds only 0 and −∞: two named colours, those of the boolean mask it equals, not a colour scale
+    around a 0 that every visible cell has."""
+    additive = np.array([[0.0, -np.inf], [0.0, 0.0]])
+    spec = as_spec(charts.heatmap(additive, ["a", "b"], ["a", "b"], kind="additive"))
+    assert [cell["category"] for cell in spec["datasets"]["cells"]] == ["0", "−∞", "0", "0"]
+    boolean = as_spec(charts.heatmap(np.array([[1.0, 0.0], [1.0, 1.0]]), ["a", "b"], ["a", "b"], kind="mask"))
+    assert [cell["category"] for cell in boolean["datasets"]["cells"]] == ["allowed", "blocked", "allowed", "allowed"]
+    colour = spec["layer"][0]["encoding"]["color"]
+    assert colour["scale"] == {"domain": ["0", "−∞"], "range": boolean["layer"][0]["encoding"]["color"]["scale"]["range"]}
+    assert "text" not in spec["datasets"]["cells"][0]  # no numbers written in the cells
+
+
 def test_tokens_at_one_place_of_the_query_key_map_share_one_label():
     """'The' and 'the' with one vector (a toy embedding that does not tell case apart) and a word twice: one label at
     each place, joined on its first token, so none is written over another; a key at a query's place keeps its own."""
