@@ -54,7 +54,7 @@ FIRST_TOKENS = 16  # a crowded slide offers at most this many of its sentence's 
 SLIDE_MIN_PANEL = 72
 SLIDE_TERMS = 6  # terms of a context vector's weighted sum written on a slide: two lines of a 1024-px window
 MAX_TABLE_BLOCKS = 4  # a slide's table in at most this many blocks side by side (attn_ui.steps.table)
-METRIC_WIDTH = 220  # pixels of a column of metrics beside a row's charts (row's aside)
+METRIC_WIDTH = 200  # pixels of a column of metrics beside a row's charts (row's aside): their labels fit
 MIN_CHART = 240  # pixels: the lowest bar or line chart on a slide, its title and labels included (a plot of 130)
 # A heatmap's size options at the least a slide may draw it: every token at SLIDE_MIN_STEP, whatever the room.
 SLIDE_LEAST = {"max_width": 10**6, "max_height": 10**6, "max_step": SLIDE_MIN_STEP, "min_step": SLIDE_MIN_STEP}

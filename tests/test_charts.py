@@ -304,6 +304,21 @@ def test_an_additive_mask_is_drawn_as_zero_and_minus_infinity_in_the_boolean_mas
     assert "text" not in spec["datasets"]["cells"][0]  # no numbers written in the cells
 
 
+def test_series_of_a_line_chart_differ_in_colour_and_in_the_shape_of_their_points():
+    """Three series, two of them drawn on one another (SDPA's times and the tiled kernel's): each its own colour and its
+    own shape, in one legend; Tableau's orange and red are not the second and third colours."""
+    x = np.array([128.0, 256.0])
+    series = {name: (x, x * factor) for name, factor in (("naive", 3.0), ("sdpa", 1.0), ("tiled", 1.01))}
+    spec = as_spec(charts.series_lines(series, x_title="T", y_title="ms", title="Time"))
+    line, dots = spec["layer"]
+    colours, shapes = dots["encoding"]["color"]["scale"], dots["encoding"]["shape"]["scale"]
+    assert colours["domain"] == shapes["domain"] == ["naive", "sdpa", "tiled"]
+    assert len(set(colours["range"][:3])) == 3 and len(set(shapes["range"][:3])) == 3
+    assert {"#f58518", "#e45756"} != set(colours["range"][1:3])  # orange and red apart
+    assert line["encoding"]["color"]["scale"] == colours
+    assert dots["encoding"]["shape"]["legend"] == dots["encoding"]["color"]["legend"]  # one legend of coloured shapes
+
+
 def test_tokens_at_one_place_of_the_query_key_map_share_one_label():
     """'The' and 'the' with one vector (a toy embedding that does not tell case apart) and a word twice: one label at
     each place, joined on its first token, so none is written over another; a key at a query's place keeps its own."""
