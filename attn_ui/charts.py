@@ -68,6 +68,10 @@ LEGEND_HEIGHT = 60  # pixels of a colour legend under a plot: its offset from th
 LEGEND_WIDTH = 70  # pixels of a colour scale's legend at a plot's right: its offset, bar and labels (measured 62-69)
 KEY_LEGEND_WIDTH = 100  # pixels of a mask's legend of named colours at a plot's right ("allowed", "blocked"; 96)
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
+# A title over a line or bar chart spans its plot and the value axis left of it, this many pixels at least ("0.5" and
+# the axis title); Vega-Lite cuts it at the plot's width.
+VALUE_AXIS_ROOM = 40
+OVER_PLOT_AND_AXIS = alt.ExprRef(f"width + {VALUE_AXIS_ROOM}")
 HEATMAP_PADDING = 18  # pixels a heatmap's drawing has above its title and under its axis title (17-18 measured)
 AXIS_PADDING = 4  # pixels from a plot to its axis labels, and from them to the axis title
 BAR_HEIGHT = 260  # pixels
@@ -393,7 +397,11 @@ def _heatmap_chart(
         layers.append(_layer(outline, position, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": alt.Step(cell_width), "height": alt.Step(cell_height)}
-    return alt.layer(*layers, **size, **_scale_params(kind), **_about(f"heatmap: {title}", _heading(title, subtitle)))
+    # Its title is not cut (Vega-Lite cuts it at the cells' width): the chart is as wide as the cells, the row labels
+    # left of them and a legend right of them, or as its title where that is wider (steps' blocks make room for it).
+    legend = legend_width(kind) if legend_side == "right" else 0
+    limit = max(int(len(col_labels) * cell_width) + _label_room(list(row_labels)) + legend, title_width(title, subtitle))
+    return alt.layer(*layers, **size, **_scale_params(kind), **_about(f"heatmap: {title}", _heading(title, subtitle, limit)))
 
 
 def bars(
@@ -418,7 +426,7 @@ def bars(
 
 def _bars_chart(labels: tuple[str, ...], value_title: str, label_title: str, title: str, subtitle: tuple[str, ...]) -> alt.Chart:
     return (
-        alt.Chart(**_about(f"bars: {title}", _heading(title, subtitle)))
+        alt.Chart(**_about(f"bars: {title}", _heading(title, subtitle, OVER_PLOT_AND_AXIS)))
         .mark_bar()
         .encode(
             x=alt.X(field="position", type="ordinal", axis=_label_axis(labels, label_title, MIN_STEP)),
@@ -509,7 +517,7 @@ def _lines_chart(
     if marker:
         rule = alt.Chart().mark_rule(color="grey", strokeDash=[2, 2])
         layers.append(_layer(rule, {"x": alt.X(field=x_title, type="quantitative")}, "datum.source == 'marker'"))
-    return alt.layer(*layers, **_about(f"lines: {title}", title))
+    return alt.layer(*layers, **_about(f"lines: {title}", _heading(title, (), OVER_PLOT_AND_AXIS)))
 
 
 def heatmap_grid(
@@ -669,7 +677,7 @@ def _labelled_lines_chart(
     else:
         size = {"autosize": alt.AutoSizeParams(type="fit", contains="padding")}
     return (
-        alt.Chart(**size, **_about(f"lines: {title}", title))
+        alt.Chart(**size, **_about(f"lines: {title}", _heading(title, (), OVER_PLOT_AND_AXIS)))
         .mark_line(point=True)
         .encode(
             x=alt.X(field="position", type="ordinal", axis=_label_axis(points, point_title, 2 * MIN_STEP)),
@@ -723,7 +731,7 @@ def _series_lines_chart(
     }
     dots = _layer(alt.Chart().mark_point(filled=True, size=60), encoding | {"shape": _series_shape(names)})
     layers = [_layer(alt.Chart().mark_line(), encoding), dots]
-    return alt.layer(*layers, **_about(f"lines: {title}", title))
+    return alt.layer(*layers, **_about(f"lines: {title}", _heading(title, (), OVER_PLOT_AND_AXIS)))
 
 
 TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
@@ -1121,10 +1129,10 @@ def _square(chart: alt.LayerChart, side: int | None) -> alt.LayerChart:
     return chart if side is None else chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"))
 
 
-def _heading(title: str, subtitle: tuple[str, ...], limit: int | None = None) -> str | alt.Title:
-    """A chart's title, with lines under it when there are any; ``limit``: its longest line in pixels (Streamlit
-    otherwise cuts a title at the chart's width less 40)."""
-    if not subtitle and limit is None:
+def _heading(title: str, subtitle: tuple[str, ...], limit: int | alt.ExprRef | None = None) -> str | alt.Title:
+    """A chart's title, with lines under it when there are any; ``limit``: its longest line in pixels (Vega-Lite
+    otherwise cuts a title at the plot's width, though the title also spans the axis left of the plot)."""
+    if not subtitle and (limit is None or not title):
         return title
     return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8, **({"limit": limit} if limit else {}))
 

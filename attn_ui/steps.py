@@ -253,7 +253,7 @@ def heatmap_block(values: np.ndarray, row_labels: list[str], col_labels: list[st
     its values can be downloaded."""
     title, kind = options.get("title"), options.get("kind", "weights")
     size = heatmap_size(row_labels, col_labels, 1 if title else 0, kind=kind)
-    with block(heatmap_width(row_labels, col_labels, **size, kind=kind)):
+    with block(max(heatmap_width(row_labels, col_labels, **size, kind=kind), title_width(title or ""))):
         if title:
             name = downloads.keep_matrix(title, values, row_labels, col_labels)
             if not slide.presenting():

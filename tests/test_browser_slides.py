@@ -50,10 +50,12 @@ SLIDE = r"""() => {
         return { labels: labels.length, shown: labels.filter(shown).length };
       }) : [];
       const sizes = svg ? [...svg.querySelectorAll("text")].filter(shown).map(t => parseFloat(getComputedStyle(t).fontSize)) : [];
+      const titles = svg ? [...svg.querySelectorAll("g[class*='title'] text")].map(t => t.textContent) : [];
+      const cut = titles.filter(t => t.endsWith("…"));
       return {
         name: chart.getAttribute("aria-label") || "chart",
         top: box.top, bottom: box.bottom, left: box.left, right: box.right,
-        axes, smallestText: Math.min(...sizes),
+        axes, smallestText: Math.min(...sizes), cutTitles: cut,
       };
     });
   return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts };
@@ -100,6 +102,8 @@ def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
             found.append(f"{where} drops token labels: {chart['axes']}")
         if chart["smallestText"] < MIN_TEXT_PX and chart["name"].startswith(("heatmap:", "bars:", "lines:")):
             found.append(f"{where} has text of {chart['smallestText']} px")
+        if chart["cutTitles"]:
+            found.append(f"{where} has its title cut short: {chart['cutTitles']}")
     return found
 
 
