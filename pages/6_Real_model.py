@@ -58,6 +58,11 @@ def open_picked_head() -> None:
             st.session_state["slide"] = 1
 
 
+def use_coreference_example() -> None:
+    """Coreference's example: two sentences that differ in one word, and the words it compares."""
+    st.session_state.update(text=COREFERENCE_SENTENCES[0], text2=COREFERENCE_SENTENCES[1], coref=", ".join(COREFERENCE_WORDS))
+
+
 SLIDES = (
     page.Section("One head", "Head view", parts=4),  # on slides: its heatmap, its bars, its numbers, its similar heads
     page.Section("All heads", "Model view: every head of every layer"),
@@ -180,6 +185,7 @@ if slides.show(3):
         coref = cached_coreference(model, (encoded.texts[0], values.text2[:MAX_CHARS]), words[0], tuple(words[1:]))
     except ValueError as problem:
         st.info(escape_markdown(str(problem)))
+        st.button("Use the example pair", key=f"coreference_example_{slides.open_part}", on_click=use_coreference_example)
     else:
         pronoun, first, second = (escape_markdown(word) for word in (coref.pronoun, *coref.candidates))
         hidden = " The average hides the few heads that do change; here they are." if coref.barely_moves else ""

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attn_core import MiniLM
-from attn_core.examples import COREFERENCE_SENTENCES
+from attn_core.examples import COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import closest_heads, head_similarity
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
 from attn_ui.charts import weight_colours
@@ -118,6 +118,19 @@ def test_missing_words_are_reported():
     assert "three words" in info and "zebra" in info
     at = open_view(REAL, text2="Nothing to see")
     assert any("“it” is not a word of sentence 2 \\(“Nothing to see”\\)" in text for text in texts(at, "info"))  # short: whole
+
+
+def test_a_sentence_without_the_pronoun_offers_the_coreference_example(model):
+    """On a slide, with a sentence of the lecture that has no “it”: one click brings back the example pair, and the
+    heads whose preference changes most are shown."""
+    at = open_view(REAL, slide="3", present="on", text="the quick brown fox jumps over a lazy dog", coref="it, fox, dog")
+    assert_clean(at)
+    assert any("is not a word of sentence 1" in text for text in texts(at, "info")) and not at.dataframe
+    at.button(key="coreference_example_1").click().run()
+    assert_clean(at)
+    assert not texts(at, "info") and len(at.dataframe) == 1
+    assert (at.session_state["text"], at.session_state["text2"]) == COREFERENCE_SENTENCES
+    assert at.session_state["coref"] == ", ".join(COREFERENCE_WORDS)
 
 
 def test_pipeline_with_real_weights(model):
