@@ -1000,7 +1000,12 @@ def rotation_circle(
     shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
     tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
     dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
-    labels = shown.mark_text(dx=9, dy=-9).encode(x=x, y=y, text="position:Q", tooltip=tooltip).properties(name=PLAIN_TEXT)
+    labels = (  # named in its constructor: .properties() would check the chart against the schema
+        alt.Chart(alt.NamedData("positions"), name=PLAIN_TEXT)
+        .transform_filter("datum.shown")
+        .mark_text(dx=9, dy=-9)
+        .encode(x=x, y=y, text="position:Q", tooltip=tooltip)
+    )
     chart = alt.layer(ring, arrow_layer, dots, labels, title=_heading(title, subtitle, MAP_TITLE_LIMIT))
     return _with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
 
