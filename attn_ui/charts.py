@@ -1018,8 +1018,10 @@ def word_path_map(
     title: str = "",
     subtitle: tuple[str, ...] = (),
     side: int | None = None,
+    legend_side: str = "bottom",
 ) -> dict:
-    """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map.
+    """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map, its legend of
+    sentences under it or at its right (``legend_side``).
 
     ``points`` (sentences, stages, 2). Hover a point for its sentence and stage."""
     n, s = points.shape[:2]
@@ -1043,13 +1045,22 @@ def word_path_map(
     )
     x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
     y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
-    colour = alt.Color("sentence:N", title=None, sort=list(sentences), legend=alt.Legend(orient="bottom", columns=1))
+    scale = alt.Scale(domain=list(sentences), range=list(SERIES_COLOURS))
+    colour = alt.Color(
+        "sentence:N", title=None, sort=list(sentences), scale=scale, legend=alt.Legend(orient=legend_side, columns=1)
+    )
     tooltip = [alt.Tooltip("sentence:N"), alt.Tooltip("stage:N")]
     base = alt.Chart(alt.NamedData("cells")).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # The stages' labels in the text's colour (a light series colour is faint as text), each beside its sentence's point.
+    labels = (
+        alt.Chart(alt.NamedData("cells"), name=PLAIN_TEXT)
+        .mark_text(**PLACED_TEXT)
+        .encode(x=x, y=y, text="label:N", tooltip=tooltip)
+    )
     chart = alt.layer(
         base.mark_line().encode(order="order:Q"),
         base.mark_point(filled=True, size=70),
-        base.mark_text(**PLACED_TEXT).encode(text="label:N"),
+        labels,
         title=_heading(title, subtitle, MAP_TITLE_LIMIT),
     )
     return _with_data(_square(chart, side), f"paths: {title}", {"cells": cells})

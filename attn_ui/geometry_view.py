@@ -24,7 +24,7 @@ from attn_core.geometry import (
 )
 from attn_core.real_model import WordAcrossContexts
 from attn_ui import slide
-from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
+from attn_ui.charts import CHAR_WIDTH, LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
 from attn_ui.steps import METRIC_WIDTH, MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
@@ -33,9 +33,10 @@ MAP_SIZE = 480  # pixels: a map's width on a page, its square plot and y axis
 ROTATION_SIZE = 400  # pixels: the rotation's circle, the same way
 # Pixels a map's chart adds to its square plot: across, the y axis and its title; up, a title with a line under it, a
 # legend above the plot and the x axis (measured in Chromium). The word paths' legend is a line per sentence under it.
-# On a slide, a legend of two entries goes right of the plot (``legend_aside``), where a slide has room to spare.
+# On a slide, a map's legend goes right of the plot (``aside_legend``), where a slide has room to spare.
 MAP_FRAME_WIDTH, MAP_FRAME_HEIGHT = 60, 144
 LEGEND_LINE = 20
+LEGEND_SWATCH = 30  # pixels of a legend entry besides its text: its offset from the plot, its symbol and their gap
 ASIDE_LEGEND_WIDTH, TOP_LEGEND_HEIGHT = 90, 30
 FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
@@ -139,24 +140,30 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
             theta=rotation.theta,
             title=title,
             subtitle=(f"a full turn every {turn:,.1f} positions",),
-            legend_aside=True,
+            aside_legend=ASIDE_LEGEND_WIDTH,
         )
 
 
 def square_block(
-    size: int, builder: Callable, *args: Any, frame_height: int = MAP_FRAME_HEIGHT, legend_aside: bool = False, **options: Any
+    size: int,
+    builder: Callable,
+    *args: Any,
+    frame_height: int = MAP_FRAME_HEIGHT,
+    legend_height: int = TOP_LEGEND_HEIGHT,
+    aside_legend: int = 0,
+    **options: Any,
 ) -> None:
     """A map (``builder(*args, **options)``, both axes on one scale) with a square plot, so that a circle is round and a
     distance reads the same across and up: ``size`` pixels wide on a page; on a slide, as large as the room it leaves
-    holds it with its ``frame_height`` pixels of title, legend and axis (``legend_aside``: the builder's legend_side
-    option puts its legend right of the plot there)."""
+    holds it with its ``frame_height`` pixels of title, legend (``legend_height`` of them) and axis, or, where
+    ``aside_legend`` is given, with its legend that many pixels wide right of the plot (the builder's legend_side)."""
     room = slide.slide_room()
     side = size - MAP_FRAME_WIDTH
     if room is not None:
-        frame_width = MAP_FRAME_WIDTH + ASIDE_LEGEND_WIDTH * legend_aside
-        frame_height -= TOP_LEGEND_HEIGHT * legend_aside
+        frame_width = MAP_FRAME_WIDTH + aside_legend
+        frame_height -= legend_height if aside_legend else 0
         side = max(min(room.width - frame_width, room.height - frame_height), MIN_CHART - MAP_FRAME_HEIGHT)
-        options |= {"legend_side": "right"} if legend_aside else {}
+        options |= {"legend_side": "right"} if aside_legend else {}
     with block(size if room is None else room.width):  # on a slide, its title may be wider than its plot
         draw(builder, *args, side=side, **options)
 
@@ -178,7 +185,7 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
             title=title,
             subtitle=subtitle,
             axis_titles=axes,
-            legend_aside=True,
+            aside_legend=ASIDE_LEGEND_WIDTH,
         )
         with st.container(width=METRIC_WIDTH):
             st.metric(
@@ -209,6 +216,8 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
             title=f"“{paths.word}”, stage by stage",
             subtitle=subtitle,
             frame_height=MAP_FRAME_HEIGHT + LEGEND_LINE * len(labels),
+            legend_height=TOP_LEGEND_HEIGHT + LEGEND_LINE * len(labels),  # none above the plot: a line a sentence under it
+            aside_legend=int(max(map(len, labels)) * CHAR_WIDTH) + LEGEND_SWATCH,
         )
 
 

@@ -96,17 +96,19 @@ def test_the_labels_of_a_crowded_map_do_not_cover_each_other(server, browser):
                 page.close()
 
 
-def test_the_rotations_position_numbers_are_written_in_the_themes_text_colour(server, browser):
-    """Vega writes a text mark of no colour in black, which the dark theme's background hides: the rotation's numbers of
-    positions are in the page's text colour, near white in the dark theme and near black in the light one."""
-    for scheme, readable in (("dark", lambda channel: channel >= 200), ("light", lambda channel: channel <= 60)):
-        page = visit(browser, f"{server}/Positions?slide=3&present=on", viewport=(1024, 576), color_scheme=scheme)
+def test_the_labels_of_the_rotation_and_the_word_paths_are_written_in_the_themes_text_colour(server, browser):
+    """Vega writes a text mark of no colour in black, which the dark theme's background hides, and a light series colour
+    is faint as text on white: the rotation's numbers of positions and the word paths' stages are in the page's text
+    colour, near white in the dark theme and near black in the light one."""
+    themes = (("dark", lambda channel: channel >= 200), ("light", lambda channel: channel <= 60))
+    for (scheme, readable), slide in ((theme, slide) for theme in themes for slide in (3, 5)):
+        page = visit(browser, f"{server}/Positions?slide={slide}&present=on", viewport=(1024, 576), color_scheme=scheme)
         try:
             settle_layout(page)
             fills = page.evaluate(
                 "() => [...document.querySelectorAll('g.mark-text.role-mark text')].map(t => getComputedStyle(t).fill)"
             )
             numbers = [[int(channel) for channel in fill[fill.index("(") + 1 : -1].split(",")[:3]] for fill in fills]
-            assert len(numbers) >= 4 and all(readable(channel) for rgb in numbers for channel in rgb), (scheme, fills)
+            assert len(numbers) >= 4 and all(readable(channel) for rgb in numbers for channel in rgb), (scheme, slide, fills)
         finally:
             page.close()
