@@ -217,7 +217,7 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
             subtitle=subtitle,
             frame_height=MAP_FRAME_HEIGHT + LEGEND_LINE * len(labels),
             legend_height=TOP_LEGEND_HEIGHT + LEGEND_LINE * len(labels),  # none above the plot: a line a sentence under it
-            aside_legend=int(max(map(len, labels)) * CHAR_WIDTH) + LEGEND_SWATCH,
+            aside_legend=int(max(map(len, labels), default=0) * CHAR_WIDTH) + LEGEND_SWATCH,
         )
 
 
