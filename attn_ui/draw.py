@@ -84,5 +84,9 @@ def draw(
     it for the view's bundle under ``name`` (by default its title). ``on_select`` is called when the chart's
     selection changes (a click), which ``st.session_state[key].selection`` then holds."""
     spec = chart_spec(builder, *args, **options)
+    if isinstance(width, int) and isinstance(height, int):
+        # Given to Vega in the spec, not to Streamlit, which would fit the chart to its element's size as measured on
+        # the screen: on a magnified slide (attn_ui.slide.zoom) that is the zoomed size, and the chart would be zoomed twice.
+        spec, width, height = {**spec, "width": width, "height": height}, "content", "content"
     st.vega_lite_chart(spec=spec, width=width, height=height, key=key, on_select=on_select or "ignore")
     downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)

@@ -112,14 +112,13 @@ PAGE_STYLE = (
 [data-testid="stLayoutWrapper"]:has(> .st-key-slide_hidden) { position: absolute; width: 1px; height: 1px; overflow: hidden; }
 </style>"""
 )
-# A slide: type large enough for the back of a hall (larger on taller screens), the page's margins down to a thin
-# frame, Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, and
-# the notes above the section (Slides) in a caption's type with a thin frame: they keep the charts' room small.
+# A slide: type large enough for the back of a hall (slide.type_px), the page's margins down to a thin frame,
+# Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, and the
+# notes above the section (Slides) in a caption's type with a thin frame: they keep the charts' room small. On a
+# window larger than slide.DESIGN all of it is magnified (PRESENTER_STYLES).
 PRESENTER_STYLE = (
     PAGE_STYLE
     + f"""<style>
-html {{ font-size: {slide.TYPE_PX}px; }}
-@media (min-height: {slide.TALL_PX}px) {{ html {{ font-size: {slide.TALL_TYPE_PX}px; }} }}
 [data-testid="stHeader"] {{ background: transparent; }}
 [data-testid="stHeader"], [data-testid="stHeader"] * {{ pointer-events: none !important; }}
 [data-testid="stHeader"] :is(button, a, button *, a *) {{ pointer-events: auto !important; }}
@@ -133,6 +132,20 @@ html {{ font-size: {slide.TYPE_PX}px; }}
 .st-key-{slide.NOTES_CONTAINER} [data-testid="stAlertContainer"] :is(p, li) {{ font-size: 0.875rem; line-height: 1.4; }}
 </style>"""
 )
+
+
+# Each slide's stylesheet, by its type size and zoom (slide.type_px, slide.zoom): PRESENTER_STYLE with its content
+# magnified, laid out for the window's size divided by the zoom. Not the popover of Controls, which the presenter reads:
+# placed beside its button for its unmagnified size, magnified it would stray off the screen.
+PRESENTER_STYLES = {
+    (type_px, zoom): PRESENTER_STYLE
+    + f"""<style>
+html {{ font-size: {type_px}px; }}
+[data-testid="stMainBlockContainer"] {{ zoom: {zoom}; }}
+</style>"""
+    for type_px in (slide.TYPE_PX, slide.TALL_TYPE_PX)
+    for zoom in slide.ZOOMS
+}
 
 
 @functools.cache
@@ -192,9 +205,10 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
             st.toggle("Presenter mode", key="present", help="One section per screen, large type; ← and → step through.")
             downloads.begin(view.url_path)
         st.divider()
+    slide.take_report()  # before the style: a slide is magnified for the window's size
     # One element in both modes, so that what follows keeps its place in the page when presenter mode changes.
     if slide.presenting():
-        st.html(PRESENTER_STYLE)
+        st.html(PRESENTER_STYLES[slide.type_px(), slide.zoom()])
     else:
         st.html(PAGE_STYLE)
     return url_state.Values(params)

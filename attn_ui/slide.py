@@ -8,6 +8,8 @@ resize), the script reruns with it, and each chart is drawn at the size the slid
 reported, the smallest screen presenters use is assumed, so that the first slide drawn already fits. On a slide it
 reports the height of the notes drawn above the section too (a message on the input, a link's ignored parameters, a
 button to press first), whatever they hold and however their text wraps, and the charts take the room they leave.
+A window larger than DESIGN does not give a slide more room but magnifies it (zoom), text and charts alike, as a
+slide deck grows with its screen: its text keeps the share of the screen's height it has on a 1280 × 720 projector.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 SMALLEST = (1024, 576)  # pixels: a 1280 × 720 projector at 125 % zoom
+DESIGN = (1280, 720)  # pixels: the largest window a slide is laid out for; on a larger one it is magnified (zoom)
+MAX_ZOOM = 1.5  # a full-HD window; beyond it a larger window gives the slide more room, as does zooming the browser out
+ZOOM_STEP = 0.125  # zoom() comes in steps, each with its stylesheet (page.PRESENTER_STYLES)
+ZOOMS = tuple(1 + ZOOM_STEP * step for step in range(round((MAX_ZOOM - 1) / ZOOM_STEP) + 1))  # 1, 1.125, …, MAX_ZOOM
 VIEWPORT_KEY = "_viewport"  # session state: the window's (width, height) as last reported
 NOTES_KEY = "_notes_px"  # session state: the height of the open slide's notes (page.Slides), as last reported
+WINDOW_SIZE_KEY = "window_size"  # the reporting component's key: its state holds the browser's last report
 NOTES_CONTAINER = "slide_notes"  # the key of the notes' container (page.Slides); its class is st-key-slide_notes
 SIDE_PX = 64  # pixels left and right of the slide (the sidebar's open button lies in the left one)
-TYPE_PX = 18  # the presenter's type size (a CSS rem) on a screen less than TALL_PX high; TALL_TYPE_PX on a taller one
+TYPE_PX = 18  # the presenter's type size (a CSS rem) on a slide less than TALL_PX high (window()); TALL_TYPE_PX on a taller one
 TALL_TYPE_PX = 21
 TALL_PX = 800
 ROW_GAP_REM = 2  # between charts side by side: a row's "medium" gap
@@ -76,11 +83,17 @@ _window_size = st.components.v2.component("attention_explorer.window_size", js=_
 
 def read_window_size() -> None:
     """Mount the component that reports the window's size, and on a slide its notes' height (call it where the page
-    can hold an invisible element)."""
-    known = [*st.session_state[VIEWPORT_KEY], notes_height()] if VIEWPORT_KEY in st.session_state else None
+    can hold an invisible element). Its report reruns the script, which takes it first (take_report)."""
+    known = [*st.session_state[VIEWPORT_KEY], reported_notes()] if VIEWPORT_KEY in st.session_state else None
     data = {"known": known, "wide": 0 if presenting() else WIDE_PX, "notes": NOTES_CONTAINER if presenting() else None}
-    result = _window_size(key="window_size", data=data, on_size_change=_rerun_only, height=0)
-    size = result.get("size")
+    _window_size(key=WINDOW_SIZE_KEY, data=data, on_size_change=_rerun_only, height=0)
+
+
+def take_report() -> None:
+    """Keep the browser's last report of the window's size and the notes' height (VIEWPORT_KEY, NOTES_KEY), if it is
+    one: call it at the start of a run (page.setup), before anything is laid out or magnified (zoom) for the window."""
+    state = st.session_state.get(WINDOW_SIZE_KEY)
+    size = state.get("size") if state is not None else None
     if isinstance(size, list) and len(size) == 3 and all(isinstance(n, int) for n in size):
         width, height, notes = size
         if 200 <= width <= 10_000 and 200 <= height <= 10_000 and 0 <= notes <= height:
@@ -104,19 +117,43 @@ def presenting() -> bool:
     return st.session_state.get("present") is True
 
 
-def window() -> tuple[int, int]:
-    """The window's (width, height) in CSS pixels; SMALLEST until the browser has said."""
+def reported() -> tuple[int, int]:
+    """The window's (width, height) in the browser's CSS pixels; SMALLEST until the browser has said."""
     return st.session_state.get(VIEWPORT_KEY, SMALLEST)
 
 
+def zoom() -> float:
+    """How much a slide is magnified (CSS zoom, page.PRESENTER_STYLES): 1 on a window up to DESIGN, then as much as
+    the window is larger than DESIGN (the lesser of its width's and its height's ratios), down to a step of ZOOMS, up
+    to MAX_ZOOM. Every size on a slide, text and charts alike, grows with it: at 1920 × 1080 a chart's 14-px labels are
+    21 px on the screen. 1 off a slide."""
+    if not presenting():
+        return 1.0
+    width, height = reported()
+    larger = min(width / DESIGN[0], height / DESIGN[1])
+    return max(zoom for zoom in ZOOMS if zoom <= max(larger, 1.0))
+
+
+def window() -> tuple[int, int]:
+    """The window's (width, height) in the slide's own pixels, the browser's divided by zoom(): what a slide is laid
+    out for."""
+    width, height = reported()
+    return int(width / zoom()), int(height / zoom())
+
+
 def type_px() -> int:
-    """The presenter's type size (a CSS rem) on this window, in pixels."""
+    """The presenter's type size (a CSS rem) on this window, in the slide's pixels."""
     return TALL_TYPE_PX if window()[1] >= TALL_PX else TYPE_PX
 
 
-def notes_height() -> int:
-    """Pixels that the notes above the open slide's section take (0 when there are none, or off a slide)."""
+def reported_notes() -> int:
+    """The notes' height as the browser last reported it, in its CSS pixels (0 off a slide)."""
     return st.session_state.get(NOTES_KEY, 0) if presenting() else 0
+
+
+def notes_height() -> int:
+    """Pixels of the slide that the notes above the open slide's section take (0 when there are none, or off a slide)."""
+    return int(reported_notes() / zoom())
 
 
 @dataclass(frozen=True)

@@ -362,7 +362,7 @@ def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **
     elif room is not None and height != "content":  # a slide; never so low that the plot is unreadable: it then scrolls
         width, height = room.width, max(room.height, MIN_CHART)
     with block(width):
-        draw(builder, *args, width="stretch", height=height, **options)
+        draw(builder, *args, width=width if slide.slide_room() else "stretch", height=height, **options)
 
 
 def labelled_lines_block(*args: Any, **options: Any) -> None:

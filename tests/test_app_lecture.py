@@ -14,8 +14,8 @@ from attn_core import tokenize
 from attn_core.masking import masked_batch_attention
 from attn_core.walkthrough import FIXED_SIZES
 from attn_ui.charts import FONT_SIZE, TITLE_SIZE
-from attn_ui.page import VIEWS
-from attn_ui.slide import NOTES_KEY, VIEWPORT_KEY
+from attn_ui.page import PRESENTER_STYLES, VIEWS
+from attn_ui.slide import NOTES_KEY, VIEWPORT_KEY, notes_height, type_px, window, zoom
 from attn_ui.url_state import mask_to_text
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
@@ -266,6 +266,31 @@ def test_a_slide_says_when_its_tokens_do_not_fit_the_window(window, crowded):
         assert_clean(at)
         assert at.session_state["text"] == " ".join(["word"] * fitting)
         assert not [text for text in texts(at, "caption") if "do not fit this window" in text]
+
+
+@pytest.mark.parametrize(
+    ("reported", "magnified", "laid_out"),
+    [
+        ((1024, 576), 1.0, (1024, 576)),
+        ((1280, 720), 1.0, (1280, 720)),
+        ((1280, 1024), 1.0, (1280, 1024)),
+        ((1366, 768), 1.0, (1366, 768)),
+        ((1600, 900), 1.25, (1280, 720)),
+        ((1440, 900), 1.125, (1280, 800)),
+        ((1920, 1080), 1.5, (1280, 720)),
+        ((1920, 1200), 1.5, (1280, 800)),
+        ((3840, 2160), 1.5, (2560, 1440)),
+    ],
+)
+def test_a_slide_on_a_large_window_is_laid_out_for_1280_by_720_and_magnified(monkeypatch, reported, magnified, laid_out):
+    """On a slide, a window larger than 1280 × 720 magnifies the slide (up to 1.5×, a full-HD window) and lays it out
+    for its size divided by that, notes included; off a slide nothing is magnified."""
+    state = {"present": True, VIEWPORT_KEY: reported, NOTES_KEY: 300}
+    monkeypatch.setattr("attn_ui.slide.st.session_state", state)
+    assert (zoom(), window(), notes_height()) == (magnified, laid_out, int(300 / magnified))
+    assert f"zoom: {magnified};" in PRESENTER_STYLES[type_px(), zoom()]
+    state["present"] = False
+    assert (zoom(), window(), notes_height()) == (1.0, reported, 0)
 
 
 @pytest.mark.parametrize(("notes_px", "crowded"), [(0, False), (600, True)])

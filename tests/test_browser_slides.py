@@ -2,8 +2,9 @@
 
 Every slide of a view is walked with the → key at the four window sizes a lecture meets, in the light and the dark
 theme, with the view's default sentence, and measured: the page does not scroll, every chart lies wholly inside the
-window, every token of a heatmap keeps its label on both axes, chart text is at least 14 px, and on a full-HD screen
-the slide's charts take at least half of its height. One server and one browser serve the whole module.
+window, every token of a heatmap keeps its label on both axes, chart text is at least 14 px, a window larger than
+1280 × 720 magnifies the slide, and on a full-HD screen the slide's charts take at least half of its height. One
+server and one browser serve the whole module.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ FULL_HD = (1920, 1080)
 SLACK_PX = 1
 MIN_TEXT_PX = 14
 MIN_SPAN = 0.5  # of the window's height, taken by a full-HD slide's charts
+# How much a slide is magnified on each window (attn_ui.slide.zoom): laid out for 1280 × 720 (1280 × 800 at 1440 × 900)
+ZOOM = {(1024, 576): 1, (1280, 720): 1, (1440, 900): 1.125, (1920, 1080): 1.5}
 
 SLIDE = r"""() => {
   const main = document.querySelector("[data-testid='stMain']");
@@ -58,7 +61,8 @@ SLIDE = r"""() => {
         axes, smallestText: Math.min(...sizes), cutTitles: cut,
       };
     });
-  return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts };
+  const zoom = document.querySelector("[data-testid='stMainBlockContainer']").currentCSSZoom;
+  return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts, zoom };
 }"""
 
 
@@ -87,6 +91,8 @@ def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str,
 def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
     width, height = viewport
     found = list(slide["exceptions"])
+    if slide["zoom"] != ZOOM[viewport]:
+        found.append(f"the slide is magnified {slide['zoom']} times, not {ZOOM[viewport]}")
     if slide["scrollHeight"] > slide["clientHeight"] + SLACK_PX:
         found.append(f"the page scrolls: {slide['scrollHeight']} px of content in {slide['clientHeight']}")
     for chart in slide["charts"]:
@@ -197,3 +203,42 @@ def test_the_first_multi_head_slide_fits_a_projector_under_the_heads_warning(ser
     two blocks side by side (steps.table) rather than off the bottom of a 1024 × 576 screen."""
     slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query=urlencode({"text": SENTENCE, "heads": 5}))
     assert not problems_of(slides[0], VIEWPORTS[0])
+
+
+MAGNIFIED = r"""() => [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg")].map(svg => {
+  const box = svg.getBoundingClientRect();
+  const label = svg.querySelector("g.role-axis-label text");
+  return { width: box.width, height: box.height, labelPx: parseFloat(getComputedStyle(label).fontSize) * label.currentCSSZoom };
+})"""
+LAST_CELL = r"""() => {
+  const cells = [...document.querySelector("[data-testid='stVegaLiteChart'] svg").querySelectorAll("g.mark-rect path")]
+    .filter(cell => cell.__data__?.datum?.tip !== undefined);
+  const cell = cells[cells.length - 1], box = cell.getBoundingClientRect(), datum = cell.__data__.datum;
+  const words = ["query", datum.query, "key", datum.key, "value", datum.tip];
+  return { x: box.left + box.width / 2, y: box.top + box.height / 2, words };
+}"""
+
+
+def test_a_full_hd_slide_is_the_1280_by_720_one_magnified(server, browser):
+    """On a full-HD window a slide is laid out for 1280 × 720 and magnified 1.5× (attn_ui.slide.zoom), text and charts
+    alike: each chart is 1.5 times as wide and high as at 1280 × 720, its 14-px labels are 21 px on the screen, and
+    hovering a cell (the last, farthest from the chart's corner) still shows that cell's tooltip."""
+    measured = {}
+    for viewport in ((1280, 720), FULL_HD):
+        page = visit(browser, f"{server}/Pipeline?present=on&slide=4", viewport=viewport)
+        try:
+            wait_for_size_report(page)
+            settle_layout(page)
+            measured[viewport] = page.evaluate(MAGNIFIED)
+            cell = page.evaluate(LAST_CELL)
+            page.mouse.move(cell["x"], cell["y"])
+            page.wait_for_function("() => document.querySelector('#vg-tooltip-element')?.classList.contains('visible')")
+            assert page.locator("#vg-tooltip-element").inner_text().split() == cell["words"], viewport
+        finally:
+            page.close()
+    small, large = measured[(1280, 720)], measured[FULL_HD]
+    assert len(small) == len(large) == 2, measured
+    assert all(chart["labelPx"] == 14 for chart in small) and all(chart["labelPx"] == 21 for chart in large), measured
+    for before, after in zip(small, large, strict=True):
+        assert after["width"] / before["width"] == pytest.approx(1.5, abs=0.02), measured
+        assert after["height"] / before["height"] == pytest.approx(1.5, abs=0.02), measured

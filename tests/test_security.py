@@ -1,6 +1,7 @@
-"""Security basics, checked on the source: user text never reaches raw HTML, nothing a user supplies is
-unpickled, and the only HTML the app writes is its own constant stylesheets. (The model file's SHA-256 check is
-tested in tests/test_minilm.py; the memory and time budgets of the Cost view in tests/test_app_cost.py.)"""
+"""Security basics, checked on the source: user text never reaches raw HTML, nothing a user supplies is unpickled, and
+the only HTML the app writes is its own constant stylesheets (or an entry of a table of them). (The model file's
+SHA-256 check is tested in tests/test_minilm.py; the memory and time budgets of the Cost view in
+tests/test_app_cost.py.)"""
 
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ def name_of(call: ast.Call) -> str:
 def test_html_is_only_the_apps_own_constant_styles(path):
     for call in calls(path):
         if name_of(call).endswith(".html") or name_of(call) == "html":
-            assert len(call.args) == 1 and isinstance(call.args[0], ast.Name) and call.args[0].id.isupper(), (
-                f"{path.name}:{call.lineno}: st.html must be given a module constant, not {ast.unparse(call.args[0])}"
+            given = call.args[0] if len(call.args) == 1 else None
+            constant = given.value if isinstance(given, ast.Subscript) else given  # a constant, or an entry of a table
+            assert isinstance(constant, ast.Name) and constant.id.isupper(), (
+                f"{path.name}:{call.lineno}: st.html must be given a module constant (or an entry of one), "
+                f"not {ast.unparse(call.args[0])}"
             )
         for keyword in call.keywords:
             assert keyword.arg != "unsafe_allow_html", f"{path.name}:{call.lineno}: unsafe_allow_html"
