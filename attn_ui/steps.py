@@ -357,12 +357,14 @@ def chart_block(width: int, height: int | str, builder: Callable, *args: Any, **
     whole column where that is narrower; ``height`` in pixels, or "content" for the chart's own. On a slide, a chart
     of a given height takes the room the slide leaves it."""
     room = slide.room()
+    drawn_width = "stretch"
     if room is not None and height != "content" and room.height is None:  # a wide window's scrolling page
         width = max(width, room.width)
     elif room is not None and height != "content":  # a slide; never so low that the plot is unreadable: it then scrolls
         width, height = room.width, max(room.height, MIN_CHART)
+        drawn_width = width  # in pixels, as draw() needs on a magnified slide
     with block(width):
-        draw(builder, *args, width=width if slide.slide_room() else "stretch", height=height, **options)
+        draw(builder, *args, width=drawn_width, height=height, **options)
 
 
 def labelled_lines_block(*args: Any, **options: Any) -> None:
