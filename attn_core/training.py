@@ -18,7 +18,10 @@ the readout only has to name the token whose value the head brings.
   as real models' heads that park their attention on the first token ([CLS]) do.
 
 Deterministic for a seed: the weights and the batches come from generators seeded by the seed alone, so the scaled and
-the unscaled run of one seed start from the same weights and see the same batches.
+the unscaled run of one seed start from the same weights and see the same batches. And a run computes on
+TRAINING_THREADS torch threads whatever the caller's number: a sum split over another number of threads adds in
+another order, and an unscaled d_k = 256 run turns those last bits into another run. So a page, a direct call and a
+link opened on a server with another number of threads all get the same run.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import AttentionSteps, attend, default_scale, entropy
+from attn_core.device import torch_threads
 from attn_core.positions import sinusoidal
 
 TASKS = ("marker", "previous", "first")
@@ -43,6 +47,7 @@ MARKERS = 4  # tokens 0 … 3 are the marker task's markers, the others its nois
 TOKEN_NAMES = "ABCD" + "efghijklmnop"  # the markers in capitals
 NO_TARGET = -100  # cross_entropy's ignore_index: a position without a target (the first of "previous")
 MAX_STEPS, MAX_D_K, MAX_BATCH, MAX_SEQ_LEN = 2000, 512, 256, 32
+TRAINING_THREADS = 1  # its tensors hold a few thousand numbers: a second thread would only wait on the first
 TIMED_STEPS = 5  # a run with a time budget is timed over the steps after its first (which warms torch up), then
 # refused if it would pass the budget
 
@@ -122,6 +127,7 @@ def check_settings(task: str, d_model: int, d_k: int, optimizer: str, steps: int
         raise ValueError(f"seq_len must be between 2 and {MAX_SEQ_LEN} and d_model even, not {seq_len} and {d_model}")
 
 
+@torch_threads(TRAINING_THREADS)  # the caller's number of threads back after the run
 def train(
     task: str,
     *,

@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core.training import MAX_D_K, MAX_STEPS, TASKS, VOCAB, TooLong, batch_of, generator, head, train
+from attn_core.device import torch_threads
+from attn_core.training import MAX_D_K, MAX_STEPS, TASKS, TRAINING_THREADS, VOCAB, TooLong, batch_of, generator, head, train
 
 
 def test_a_seed_gives_the_same_run_and_scaled_and_unscaled_start_alike():
@@ -18,6 +19,20 @@ def test_a_seed_gives_the_same_run_and_scaled_and_unscaled_start_alike():
     assert all(torch.equal(first.weights_before[name], unscaled.weights_before[name]) for name in ("W_Q", "W_K", "W_V"))
     assert unscaled.loss != first.loss  # the same start and batches, another scale
     assert sorted(first.snapshots) == [0, 10, 20, 30]
+
+
+def test_a_run_is_the_same_whatever_the_callers_number_of_threads():
+    """A page's server runs torch on one thread and a test or a notebook on every core: an unscaled d_k = 256 run, the
+    most sensitive to the order of a sum, is the same bit for bit, and the caller's number of threads comes back."""
+    runs, threads_in_runs = [], set()
+    for threads in (1, 2, 1):
+        with torch_threads(threads):
+            progress = lambda step: threads_in_runs.add(torch.get_num_threads())  # noqa: E731
+            runs.append(train("previous", d_k=256, scaled=False, steps=40, progress=progress))
+            assert torch.get_num_threads() == threads
+    assert threads_in_runs == {TRAINING_THREADS}
+    assert runs[0].loss == runs[1].loss == runs[2].loss and runs[0].grad_norms == runs[1].grad_norms
+    assert all(torch.equal(runs[0].snapshots[step], runs[1].snapshots[step]) for step in runs[0].snapshots)
 
 
 def test_the_heads_gradients_match_finite_differences():
