@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from attn_ui import charts
+from attn_ui.charts import build
 from attn_ui.draw import chart_spec
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
@@ -229,10 +230,10 @@ def test_chart_spec_is_keyed_by_the_builder_itself():
 def test_new_values_reuse_the_compiled_chart():
     """A spec is compiled by Altair once per layout (labels, titles, sizes): new values change only its data."""
     charts.heatmap(SCORES, TOKENS, TOKENS, kind="signed", title="reused")
-    compiled = charts._compiled.cache_info()
+    compiled = build._compiled.cache_info()
     first, second = (as_spec(charts.heatmap(v, TOKENS, TOKENS, kind="signed", title="reused")) for v in (SCORES, 2 * SCORES))
-    assert charts._compiled.cache_info().hits == compiled.hits + 2
-    assert charts._compiled.cache_info().misses == compiled.misses
+    assert build._compiled.cache_info().hits == compiled.hits + 2
+    assert build._compiled.cache_info().misses == compiled.misses
     assert first["datasets"] != second["datasets"]
     assert {**first, "datasets": None} == {**second, "datasets": None}
 

@@ -50,12 +50,12 @@ def test_charts_are_compiled_without_checking_the_schema(monkeypatch):
     signed scale's bound, the thumbnails' selection), small objects."""
     import altair as alt
 
-    from attn_ui import charts
+    from attn_ui.charts import build
     from tests.test_charts import CHARTS
 
     checked = []
     monkeypatch.setattr(alt.utils.schemapi, "validate_jsonschema", lambda spec, schema, **_: checked.append(schema))
-    charts._compiled.cache_clear()  # every chart compiled anew, not taken from the cache
+    build._compiled.cache_clear()  # every chart compiled anew, not taken from the cache
     for make in CHARTS.values():
         make()
     parameters = {f"#/definitions/{kind}" for kind in ("VariableParameter", "SelectionParameter", "TopLevelSelectionParameter")}
@@ -111,7 +111,7 @@ def test_the_views_run_on_one_thread_and_a_sweep_on_every_core(monkeypatch):
     560 ms against 11 ms on one thread); the Cost view's sweep measures with torch's own number of threads."""
     from attn_core.device import DEFAULT_THREADS
     from attn_ui import measure
-    from attn_ui.page import VIEWS
+    from attn_ui.page import VIEWS, tune_server
     from tests.conftest import assert_clean, open_view
 
     threads_in_sweep = []
@@ -124,6 +124,9 @@ def test_the_views_run_on_one_thread_and_a_sweep_on_every_core(monkeypatch):
     assert lock.acquire(timeout=measure.WAIT_S)
     lock.release()
     monkeypatch.setattr(measure, "sweep", recording_sweep)
+    # The view's first run sets the server up as on a fresh server: earlier tests of this process may have changed
+    # torch's threads for new threads (a direct call of train gives the main thread's number back).
+    tune_server.cache_clear()
     cost = next(view for view in VIEWS if view.label == "Cost")
     at = open_view(cost.path)
     assert threads_of_a_new_thread() == 1  # each run of a script is a new thread

@@ -1,0 +1,62 @@
+"""A chart's Vega-Lite spec: an Altair chart compiled once per layout, its data attached as DataFrames.
+
+Altair's checks of each object against the JSON schema (as it is made, as ``.properties()`` sets it, in ``to_dict()``)
+were most of a rerun (30 ms a heatmap): the charts are compiled without them, and the tests validate every builder's
+output against the schema instead (tests/test_charts.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import pyarrow as pa
+
+LAYOUTS_KEPT = 256  # compiled specs kept, without their data: about 10 kB a heatmap of a 32-token sentence
+CELLS = alt.NamedData("cells")  # every chart's data: the named dataset "cells", a DataFrame until it is sent
+# Altair checks every object against the JSON schema as it is made (its "debug mode"), which took most of a rerun;
+# the tests check every builder's output instead.
+alt.utils.schemapi.disable_debug_mode()
+
+
+def about(description: str, title: str | alt.Title) -> dict:
+    """A chart's top-level properties besides its view: its data, the named dataset "cells", a description (for a
+    screen reader) and its title. Given to the chart's constructor: ``.properties()`` would check each against the
+    schema."""
+    return {"data": CELLS, "description": description, "title": title}
+
+
+def compile_chart(chart: Callable[..., alt.TopLevelMixin], cells: pd.DataFrame, **layout: Any) -> dict:
+    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart drawn from the named dataset "cells", with the app's
+    theme; its data the DataFrame ``cells``.
+
+    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes), and
+    new values (a seed, a toggle) reuse it. The cells are attached as a DataFrame, which ``attn_ui.draw`` sends to the
+    browser as Arrow (Altair would write them out as a dict per cell, and Streamlit would convert them back to a
+    table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite itself reads."""
+    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": {"cells": cells}}
+
+
+@functools.lru_cache(maxsize=LAYOUTS_KEPT)
+def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
+    return chart(**layout).to_dict(validate=False)
+
+
+def with_data(chart: alt.TopLevelMixin, description: str, datasets: dict[str, pd.DataFrame]) -> dict:
+    """The spec of a chart whose layout depends on its values (a map's domain from its points), compiled each time,
+    with a description and its named ``datasets`` as DataFrames (several, where its layers draw different rows)."""
+    return {**chart.to_dict(validate=False), "description": description, "datasets": datasets}
+
+
+def inline_data(spec: dict) -> dict:
+    """A copy of the spec with every dataset a list of rows (JSON), as Vega-Lite reads it: for an image renderer,
+    a file, a test."""
+    datasets = {
+        name: pa.Table.from_pandas(data, preserve_index=False).to_pylist() if isinstance(data, pd.DataFrame) else data
+        for name, data in spec.get("datasets", {}).items()
+    }
+    return {**spec, "datasets": datasets} if datasets else spec

@@ -1,0 +1,226 @@
+"""Vectors as points of a 2-D map, one domain on both axes: queries and keys joined by their weights, a rotary pair of
+features turning with position, one word's path through a model's stages."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attn_ui.charts.build import with_data
+from attn_ui.charts.labels import PLACED_TEXT, labels_by_place, spot_columns
+from attn_ui.charts.parts import heading
+from attn_ui.charts.theme import ALLOWED_COLOUR, HIGHLIGHT_COLOUR, PLAIN_TEXT, SERIES_COLOURS
+
+ROLE_COLOURS = {"query": "#1f77b4", "key": HIGHLIGHT_COLOUR}
+MAP_LINK_WIDTH = (0.5, 8)  # pixels of a query-key line at weight 0 and at weight 1
+MAP_TITLE_LIMIT = 640  # pixels: the longest line of a map's title, which may be wider than its plot
+
+
+def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[float]:
+    """One domain for both axes of a map, so that a distance reads the same across and up, with a margin."""
+    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    pad = (high - low) * margin or 1.0
+    return [low - pad, high + pad]
+
+
+def query_key_scatter(
+    points: np.ndarray,
+    tokens: list[str],
+    links: list[tuple[int, int, float]],
+    *,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
+    side: int | None = None,
+    legend_side: str = "top",
+) -> dict:
+    """Queries and keys as points of one map, each query joined to some keys by lines as wide as their weights.
+
+    ``points`` (2T, 2): the T queries, then the T keys; ``tokens`` their T tokens; ``links`` (query, key, weight).
+    Hover a point for its token, role and position; a line for its pair and weight. Tokens at one place (a word
+    twice, "The" and "the" where case is not told apart) share one label (labels_by_place).
+    """
+    t = len(tokens)
+    roles = ["query"] * t + ["key"] * t
+    domain = _equal_domains(points[:, 0], points[:, 1])
+    dots = pd.DataFrame(
+        {
+            "x": points[:, 0],
+            "y": points[:, 1],
+            "token": tokens + tokens,
+            "label": (labels := labels_by_place(points, tokens + tokens, roles, domain[1] - domain[0])),
+            "role": roles,
+            "position": list(range(t)) * 2,
+            **spot_columns(points, labels, domain, side),
+        }
+    )
+    query, key, weight = (list(column) for column in zip(*links, strict=True)) if links else ([], [], [])
+    lines = pd.DataFrame(
+        {
+            "x": points[query, 0] if links else [],
+            "y": points[query, 1] if links else [],
+            "x2": points[[t + j for j in key], 0] if links else [],
+            "y2": points[[t + j for j in key], 1] if links else [],
+            "query": [tokens[i] for i in query],
+            "key": [tokens[j] for j in key],
+            "weight": np.asarray(weight, dtype=float),
+        }
+    )
+    x = alt.X("x:Q", title=axis_titles[0], scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title=axis_titles[1], scale=alt.Scale(domain=domain, nice=False))
+    colour = alt.Color(
+        "role:N",
+        title=None,
+        scale=alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values())),
+        legend=alt.Legend(orient=legend_side),
+    )
+    link_layer = (
+        alt.Chart(alt.NamedData("links"))
+        .mark_rule(color="grey", opacity=0.6)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(domain=[0, 1], range=list(MAP_LINK_WIDTH)), legend=None),
+            tooltip=[alt.Tooltip("query:N"), alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".3f")],
+        )
+    )
+    dot_layer = (
+        alt.Chart(alt.NamedData("points"))
+        .mark_point(filled=True, size=110, opacity=0.9)
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            shape=alt.Shape("role:N", scale=alt.Scale(domain=list(ROLE_COLOURS), range=["circle", "diamond"]), legend=None),
+            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("role:N"), alt.Tooltip("position:Q")],
+        )
+    )
+    label_layer = (
+        alt.Chart(alt.NamedData("points"))
+        .mark_text(**PLACED_TEXT)
+        .encode(x=x, y=y, text="label:N", color=colour, tooltip=[alt.Tooltip("label:N"), alt.Tooltip("role:N")])
+    )
+    chart = alt.layer(link_layer, dot_layer, label_layer, title=heading(title, subtitle, MAP_TITLE_LIMIT))
+    return with_data(_square(chart, side), f"map: {title}", {"points": dots, "links": lines})
+
+
+def rotation_circle(
+    points: np.ndarray,
+    current: int,
+    *,
+    theta: float,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    side: int | None = None,
+    legend_side: str = "top",
+) -> dict:
+    """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
+    with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
+    radius = float(np.hypot(*points[0])) or 1.0
+    angles = np.linspace(0, 2 * np.pi, 73)
+    circle = pd.DataFrame({"x": radius * np.cos(angles), "y": radius * np.sin(angles), "order": np.arange(73)})
+    positions = pd.DataFrame(
+        {
+            "x": points[:, 0],
+            "y": points[:, 1],
+            "position": np.arange(len(points)),
+            "angle": [f"{m} × {theta:.3g} = {m * theta:.3g} rad" for m in range(len(points))],
+            "shown": np.arange(len(points)) <= current,
+        }
+    )
+    arrows = pd.DataFrame(
+        {
+            "x": [0.0, 0.0],
+            "y": [0.0, 0.0],
+            "x2": points[[0, current], 0],
+            "y2": points[[0, current], 1],
+            "arrow": ["m = 0", f"m = {current}"],
+        }
+    )
+    domain = [-1.25 * radius, 1.25 * radius]
+    x = alt.X("x:Q", title="feature 2i", scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title="feature 2i+1", scale=alt.Scale(domain=domain, nice=False))
+    ring = alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=[3, 3]).encode(x=x, y=y, order="order:Q")
+    arrow_colour = alt.Color(
+        "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient=legend_side)
+    )
+    arrow_layer = (
+        alt.Chart(alt.NamedData("arrows")).mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)
+    )
+    shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
+    tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
+    dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
+    labels = (  # named in its constructor: .properties() would check the chart against the schema
+        alt.Chart(alt.NamedData("positions"), name=PLAIN_TEXT)
+        .transform_filter("datum.shown")
+        .mark_text(dx=9, dy=-9)
+        .encode(x=x, y=y, text="position:Q", tooltip=tooltip)
+    )
+    chart = alt.layer(ring, arrow_layer, dots, labels, title=heading(title, subtitle, MAP_TITLE_LIMIT))
+    return with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
+
+
+def word_path_map(
+    points: np.ndarray,
+    sentences: list[str],
+    stages: list[str],
+    *,
+    title: str = "",
+    subtitle: tuple[str, ...] = (),
+    side: int | None = None,
+    legend_side: str = "bottom",
+) -> dict:
+    """One word's vector in several sentences, stage by stage: a path per sentence through one 2-D map, its legend of
+    sentences under it or at its right (``legend_side``).
+
+    ``points`` (sentences, stages, 2). Hover a point for its sentence and stage."""
+    n, s = points.shape[:2]
+    sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
+    domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
+    stage_labels = [stage.removeprefix("layer ") for stage in stages]
+    cells = pd.DataFrame(
+        {
+            "x": points[..., 0].ravel(),
+            "y": points[..., 1].ravel(),
+            "sentence": np.asarray(sentences, dtype=object)[sentence_index],
+            "stage": np.asarray(stages, dtype=object)[stage_index],
+            "label": (
+                labels := labels_by_place(  # the sentences' first stages often at one place: the word's own row
+                    points.reshape(-1, 2), [stage_labels[i] for i in stage_index], [""] * (n * s), domain[1] - domain[0], False
+                )
+            ),
+            "order": stage_index,
+            **spot_columns(points.reshape(-1, 2), labels, domain, side),
+        }
+    )
+    x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
+    y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
+    scale = alt.Scale(domain=list(sentences), range=list(SERIES_COLOURS))
+    colour = alt.Color(
+        "sentence:N", title=None, sort=list(sentences), scale=scale, legend=alt.Legend(orient=legend_side, columns=1)
+    )
+    tooltip = [alt.Tooltip("sentence:N"), alt.Tooltip("stage:N")]
+    base = alt.Chart(alt.NamedData("cells")).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # The stages' labels in the text's colour (a light series colour is faint as text), each beside its sentence's point.
+    labels = (
+        alt.Chart(alt.NamedData("cells"), name=PLAIN_TEXT)
+        .mark_text(**PLACED_TEXT)
+        .encode(x=x, y=y, text="label:N", tooltip=tooltip)
+    )
+    chart = alt.layer(
+        base.mark_line().encode(order="order:Q"),
+        base.mark_point(filled=True, size=70),
+        labels,
+        title=heading(title, subtitle, MAP_TITLE_LIMIT),
+    )
+    return with_data(_square(chart, side), f"paths: {title}", {"cells": cells})
+
+
+def _square(chart: alt.LayerChart, side: int | None) -> alt.LayerChart:
+    """A map's plot ``side`` pixels across and up (its title, legend and axes around it: autosize "pad", where Streamlit
+    would fit the whole chart into its element), so that with one domain on both axes a circle is drawn round and a
+    distance reads the same across and up; else as wide and high as drawn."""
+    return chart if side is None else chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"))
