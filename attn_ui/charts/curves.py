@@ -9,13 +9,17 @@ import pandas as pd
 
 from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import heading, label_axis, layer
-from attn_ui.charts.sizes import MIN_STEP, PLOT_HEIGHT
+from attn_ui.charts.sizes import MIN_STEP, PLOT_HEIGHT, VALUE_AXIS_ROOM
 from attn_ui.charts.theme import SERIES_COLOURS, SERIES_SHAPES
 
-# A title over a line or bar chart spans its plot and the value axis left of it, this many pixels at least ("0.5" and
-# the axis title); Vega-Lite cuts it at the plot's width.
-VALUE_AXIS_ROOM = 40
+# A title over a line or bar chart spans its plot and the value axis left of it (Vega-Lite cuts it at the plot's width).
 OVER_PLOT_AND_AXIS = alt.ExprRef(f"width + {VALUE_AXIS_ROOM}")
+POINT_SIZE = 60  # square pixels of a series' point
+THEORY_DASH = (6, 4)  # pixels of a theory curve's dashes and gaps
+MARKER_DASH = (2, 2)  # pixels of a marker rule's dashes and gaps
+POINT_STEP = 2 * MIN_STEP  # pixels per point of a labelled_lines chart: a label is written across where it fits
+MAX_LOG_TICKS = 8  # ticks of a log x axis, a tick at every x: at most, else at every other x
+SERIES_LEGEND = alt.Legend(orient="top", columns=2)
 
 
 def bars(
@@ -118,14 +122,16 @@ def _lines_chart(
     ]
     encoding = _series_position(x_title, y_title, x_ticks, log_x, log_y, names) | {"tooltip": tooltip}
     dots = layer(
-        alt.Chart().mark_point(filled=True, size=60), encoding | {"shape": _series_shape(names)}, "datum.source == 'measured'"
+        alt.Chart().mark_point(filled=True, size=POINT_SIZE),
+        encoding | {"shape": _series_shape(names)},
+        "datum.source == 'measured'",
     )
     if theory:
-        layers = [layer(alt.Chart().mark_line(strokeDash=[6, 4]), encoding, "datum.source == 'theory'"), dots]
+        layers = [layer(alt.Chart().mark_line(strokeDash=list(THEORY_DASH)), encoding, "datum.source == 'theory'"), dots]
     else:
         layers = [layer(alt.Chart().mark_line(), encoding, "datum.source == 'measured'"), *([dots] if points else [])]
     if marker:
-        rule = alt.Chart().mark_rule(color="grey", strokeDash=[2, 2])
+        rule = alt.Chart().mark_rule(color="grey", strokeDash=list(MARKER_DASH))
         layers.append(layer(rule, {"x": alt.X(field=x_title, type="quantitative")}, "datum.source == 'marker'"))
     return alt.layer(*layers, **about(f"lines: {title}", heading(title, (), OVER_PLOT_AND_AXIS)))
 
@@ -175,7 +181,7 @@ def _labelled_lines_chart(
         alt.Chart(**size, **about(f"lines: {title}", heading(title, (), OVER_PLOT_AND_AXIS)))
         .mark_line(point=True)
         .encode(
-            x=alt.X(field="position", type="ordinal", axis=label_axis(points, point_title, 2 * MIN_STEP)),
+            x=alt.X(field="position", type="ordinal", axis=label_axis(points, point_title, POINT_STEP)),
             y=alt.Y(field=value_title, type="quantitative", scale=alt.Scale(zero=False)),
             color=alt.Color(field=series_title, type="nominal", legend=alt.Legend(orient=legend_side, columns=1)),
             tooltip=[
@@ -220,7 +226,7 @@ def _series_lines_chart(
         alt.Tooltip(field=y_title, type="quantitative", format=".4g"),
     ]
     encoding = _series_position(x_title, y_title, x_ticks, log_x, log_y, names) | {"tooltip": tooltip}
-    dots = layer(alt.Chart().mark_point(filled=True, size=60), encoding | {"shape": _series_shape(names)})
+    dots = layer(alt.Chart().mark_point(filled=True, size=POINT_SIZE), encoding | {"shape": _series_shape(names)})
     layers = [layer(alt.Chart().mark_line(), encoding), dots]
     return alt.layer(*layers, **about(f"lines: {title}", heading(title, (), OVER_PLOT_AND_AXIS)))
 
@@ -236,16 +242,13 @@ def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
     """A quantitative x; on a log axis (base 2) a tick at every x, every other one when they would crowd."""
     if not log_x:
         return alt.X(field=x_title, type="quantitative")
-    shown = list(ticks if len(ticks) <= 8 else ticks[::2])
+    shown = list(ticks if len(ticks) <= MAX_LOG_TICKS else ticks[::2])
     axis = alt.Axis(values=shown, labelOverlap=False)
     return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2), axis=axis)
 
 
 def _y_encoding(y_title: str, log_y: bool) -> alt.Y:
     return alt.Y(field=y_title, type="quantitative", **({"scale": alt.Scale(type="log")} if log_y else {}))
-
-
-SERIES_LEGEND = alt.Legend(orient="top", columns=2)
 
 
 def _series_colour(names: tuple[str, ...]) -> alt.Color:

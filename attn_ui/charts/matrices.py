@@ -14,6 +14,7 @@ from attn_ui.charts.parts import heading, label_axis, layer, matrix_colour, tool
 from attn_ui.charts.sizes import (
     COMPACT_HEIGHT,
     MAX_HEIGHT,
+    MAX_PANEL,
     MAX_STEP,
     MAX_WIDTH,
     MIN_STEP,
@@ -27,6 +28,14 @@ from attn_ui.charts.sizes import (
     width_at,
 )
 from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, HIGHLIGHT_COLOUR, KINDS, MASKED_COLOUR
+
+HIGHLIGHT_WIDTH = 3  # pixels of the outline of the row in focus
+DARK_WEIGHT = 0.45  # weights below this are dark enough for white numbers: the purple-blue end of viridis
+DARK_SHARE = 0.6  # signed values beyond this share of the largest |value| are dark enough for white numbers
+TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
+TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
+TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
+TILE_BORDER = 1  # pixels of white between a tile map's tiles
 
 
 def heatmap(
@@ -138,7 +147,7 @@ def _heatmap_chart(
         text = {**position, "text": alt.Text(field="text"), "color": text_colour}
         layers.append(layer(alt.Chart().mark_text(tooltip=tooltip), text))
     if highlight:
-        outline = alt.Chart().mark_rect(**cell, fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=3, tooltip=tooltip)
+        outline = alt.Chart().mark_rect(**cell, fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=HIGHLIGHT_WIDTH, tooltip=tooltip)
         # The row is a field, so a new row changes only the data; its outline's tooltip is its cell's, like the number's.
         layers.append(layer(outline, position, "datum.highlight"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
@@ -157,7 +166,7 @@ def heatmap_grid(
     panel_names: list[str],
     kind: str = "weights",
     max_width: int = MAX_WIDTH,
-    max_panel: int = 160,
+    max_panel: int = MAX_PANEL,
     min_panel: int = WRAPPED_PANEL,
     panel_title: str = "head",
     row_title: str = "query",
@@ -211,11 +220,6 @@ def _grid_chart(
     return panel_chart.facet(facet=facet, columns=columns, spacing=PANEL_SPACING, **_scale_params(kind), **grid)
 
 
-TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
-TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
-TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
-
-
 def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, side: int = TILE_MAP_SIDE, title: str = "") -> dict:
     """A (T, T) mask's tiles as the tiled kernel treats them: ``classes[i][j]`` (one of TILE_CLASSES) is the tile of
     query block i and key block j, ``block_q`` × ``block_k`` tokens (the last ones shorter, up to ``t``); a square
@@ -246,7 +250,7 @@ def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, si
         alt.Chart(
             alt.NamedData("cells"), title=title, width=alt.Step(side / len(classes[0])), height=alt.Step(side / len(classes))
         )
-        .mark_rect(stroke="white", strokeWidth=1)
+        .mark_rect(stroke="white", strokeWidth=TILE_BORDER)
         .encode(
             x=alt.X(
                 "k_block:O", axis=alt.Axis(title="keys", labelExpr=f"datum.value * {block_k}", labelAngle=0, labelOverlap=True)
@@ -276,10 +280,10 @@ def _scale_params(kind: str) -> dict:
 def _dark_cells(kind: str, values: np.ndarray) -> np.ndarray:
     """Where a cell's colour is dark enough for white numbers."""
     if kind == "weights":
-        return values < 0.45  # the dark (purple-blue) end of viridis
+        return values < DARK_WEIGHT
     finite = np.abs(values[np.isfinite(values)])
     bound = finite.max() if finite.size and finite.max() > 0 else 1.0
-    return np.abs(values) > 0.6 * bound
+    return np.abs(values) > DARK_SHARE * bound
 
 
 def _names(labels: list[str], positions: np.ndarray) -> pd.Categorical:

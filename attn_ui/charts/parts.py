@@ -8,8 +8,8 @@ import json
 import altair as alt
 import numpy as np
 
-from attn_ui.charts.sizes import CHAR_WIDTH, MIN_STEP, short_label
-from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, MASKED_COLOUR
+from attn_ui.charts.sizes import CHAR_WIDTH, MIN_STEP, longest_label, short_label
+from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, MASKED_COLOUR, TITLE_OFFSET
 
 
 def label_axis(labels: list[str], title: str, step: float, horizontal: bool = False, min_step: float = MIN_STEP) -> alt.Axis:
@@ -21,7 +21,7 @@ def label_axis(labels: list[str], title: str, step: float, horizontal: bool = Fa
     """
     names = json.dumps([short_label(label) for label in labels])
     every = max(1, int(np.ceil(min_step / max(step, 1))))
-    fits_across = horizontal or max(len(short_label(label)) for label in labels) * CHAR_WIDTH <= step
+    fits_across = horizontal or longest_label(labels) * CHAR_WIDTH <= step
     return alt.Axis(
         title=title,
         labelExpr=f"{names}[datum.value]",
@@ -59,7 +59,8 @@ def heading(title: str, subtitle: tuple[str, ...], limit: int | alt.ExprRef | No
     otherwise cuts a title at the plot's width, though the title also spans the axis left of the plot)."""
     if not subtitle and (limit is None or not title):
         return title
-    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=8, **({"limit": limit} if limit else {}))
+    limited = {"limit": limit} if limit else {}
+    return alt.Title(text=title, subtitle=list(subtitle), anchor="start", offset=TITLE_OFFSET, **limited)
 
 
 def layer(mark: alt.Chart, encoding: dict, keep: str | None = None) -> alt.Chart:

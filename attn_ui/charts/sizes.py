@@ -12,7 +12,7 @@ from attn_ui.charts.theme import AXIS_PADDING, CATEGORIES, FONT_SIZE, TITLE_SIZE
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
 CHAR_WIDTH = 7.5  # pixels of one label character at FONT_SIZE, a generous average (a lowercase word: 7.0)
 WORD_CHAR_WIDTH = 7.0  # the same, of a lowercase word (measured 6.7-7.0): a heatmap's upright column labels' height
-TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, TITLE_SIZE + 2)
+TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, CHART_TITLE_SIZE)
 MIN_STEP = 20  # pixels per token row or column: a 14-px label's box (18 px high) fits, rotated or not
 # The same on a slide, where height is short: 16 tokens fit a 1024 × 576 window. The labels' boxes touch; their
 # letters stay apart (a lowercase word's ink is about 13 px high).
@@ -29,12 +29,20 @@ LEGEND_WIDTH = 70  # pixels of a colour scale's legend at a plot's right: its of
 KEY_LEGEND_WIDTH = 100  # pixels of a mask's legend of named colours at a plot's right ("allowed", "blocked"; 96)
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
 HEATMAP_PADDING = 18  # pixels a heatmap's drawing has above its title and under its axis title (17-18 measured)
+TITLE_LINE = FONT_SIZE + 6  # pixels of a line of a heatmap's title or subtitle
+TITLE_LINES_PADDING = 4  # pixels a heatmap's title lines take besides their lines (a title and a subtitle: 44 measured)
 BAR_HEIGHT = 260  # pixels
+BAR_STEP = MIN_STEP + 6  # pixels per bar: its label's box, and a gap
+MIN_BARS_WIDTH = 320  # pixels of a bar chart of few bars
+VALUE_AXIS_WIDTH = 80  # pixels of a bar chart's value axis: its labels and title
+VALUE_AXIS_ROOM = 40  # pixels of a line or bar chart's value axis left of its plot, at least ("0.5" and the axis title)
 LINE_HEIGHT = 320  # pixels
 LINE_WIDTH = 440  # pixels of a line chart that shares a row
 PLOT_HEIGHT = 240  # pixels of the plot area of a labelled_lines chart, legend and labels not included
 WRAPPED_PANEL = 120  # pixels: the smallest panel of a wrapped row of heads
 PANEL_SPACING = 4  # pixels between the panels of a grid of small heatmaps or thumbnails
+MAX_PANEL = 160  # pixels: the largest panel of a grid of small heatmaps or thumbnails
+GRID_MARGIN = 3 * TITLE_SIZE  # pixels of a row of panels besides its panels: a row header's title and labels, about
 
 
 def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
@@ -74,10 +82,14 @@ def cell_steps(
     return step(side, fit_width, col_labels), step(tall, fit_height, row_labels)
 
 
+def longest_label(labels: list[str]) -> int:
+    """Characters of the longest of ``labels`` as an axis shows them (short_label); 1 where there are none."""
+    return max((len(short_label(label)) for label in labels), default=1)
+
+
 def _label_room(labels: list[str]) -> int:
     """Pixels the labels and title of a y axis take beside the plot."""
-    longest = max((len(short_label(label)) for label in labels), default=1)
-    return int(longest * CHAR_WIDTH) + TITLE_SIZE + 2 * AXIS_PADDING + VIEW_PADDING
+    return int(longest_label(labels) * CHAR_WIDTH) + TITLE_SIZE + 2 * AXIS_PADDING + VIEW_PADDING
 
 
 def heatmap_width(
@@ -105,11 +117,10 @@ def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "b
     alone is set as far above the cells as one with a subtitle line: 44 px, measured), the column labels (upright,
     as on a narrow cell) and the axis title with their paddings, a legend under the plot, and the padding Vega leaves
     above and below (HEATMAP_PADDING)."""
-    longest = max((len(short_label(label)) for label in col_labels), default=1)
-    labels = FONT_SIZE if is_index(col_labels) else max(FONT_SIZE, longest * WORD_CHAR_WIDTH)
+    labels = FONT_SIZE if is_index(col_labels) else max(FONT_SIZE, longest_label(col_labels) * WORD_CHAR_WIDTH)
     axis = labels + 2 * AXIS_PADDING + TITLE_SIZE
     legend = LEGEND_HEIGHT if legend_side == "bottom" else 0
-    titles = max(2, title_lines) * (FONT_SIZE + 6) + 4 if title_lines else 0
+    titles = max(2, title_lines) * TITLE_LINE + TITLE_LINES_PADDING if title_lines else 0
     return titles + axis + legend + HEATMAP_PADDING
 
 
@@ -119,15 +130,15 @@ def title_width(title: str, subtitle: tuple[str, ...] = ()) -> int:
 
 
 def bars_width(labels: list[str]) -> int:
-    """Pixels a bar chart needs for every label: MIN_STEP per bar, plus the value axis."""
-    return min(MAX_WIDTH, max(320, len(labels) * (MIN_STEP + 6) + 80))
+    """Pixels a bar chart needs for every label: BAR_STEP per bar, plus the value axis."""
+    return min(MAX_WIDTH, max(MIN_BARS_WIDTH, len(labels) * BAR_STEP + VALUE_AXIS_WIDTH))
 
 
 def grid_panels(panels: int, max_width: int, max_panel: float, min_panel: float) -> tuple[float, int]:
     """The side in pixels of each panel of ``heatmap_grid``, and how many panels a row holds: as large as ``panels``
     panels in one row ``max_width`` wide allow, between ``min_panel`` and ``max_panel``; the row wraps where they do
     not fit."""
-    room = max_width - 3 * TITLE_SIZE
+    room = max_width - GRID_MARGIN
     panel = min(max_panel, max(min_panel, room / panels - PANEL_SPACING))
     return panel, max(1, min(panels, int(room // (panel + PANEL_SPACING))))
 
@@ -135,4 +146,4 @@ def grid_panels(panels: int, max_width: int, max_panel: float, min_panel: float)
 def thumbnail_panel(heads: int, max_width: int, max_panel: int) -> int:
     """The side in pixels of each of ``head_thumbnails``' thumbnails, ``heads`` to a row ``max_width`` wide, at most
     ``max_panel``: whole pixels, so that no thumbnail has a blurred edge."""
-    return min(max_panel, (max_width - 3 * TITLE_SIZE) // heads - PANEL_SPACING)
+    return min(max_panel, (max_width - GRID_MARGIN) // heads - PANEL_SPACING)

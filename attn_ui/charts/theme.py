@@ -13,12 +13,14 @@ from __future__ import annotations
 import altair as alt
 
 FONT_SIZE = 14  # pixels: axis labels, legends, headers
-TITLE_SIZE = 16  # pixels: axis and chart titles
+TITLE_SIZE = 16  # pixels: axis titles
+CHART_TITLE_SIZE = TITLE_SIZE + 2  # pixels: a chart's title (bold)
 CELL_FONT_SIZE = 14  # pixels: numbers written inside heatmap cells, as large as every other chart text
 MASKED_COLOUR = "#9e9e9e"
 ALLOWED_COLOUR = "#1f77b4"
 HIGHLIGHT_COLOUR = "#e4572e"  # outlines the row in focus; stands out from viridis and the diverging scale
 LEGEND_OFFSET = 8  # pixels between a plot (or its axis) and its legend (Vega-Lite's default: 18)
+TITLE_OFFSET = 8  # pixels between a chart's subtitle (its title where it has none) and its plot
 AXIS_PADDING = 4  # pixels from a plot to its axis labels, and from them to the axis title
 KINDS = ("weights", "signed", "mask", "additive")
 # Kinds drawn as two named colours, an allowed cell's name first: a boolean mask, an additive one (0 or -inf).
@@ -53,7 +55,7 @@ CONFIG = {
     },
     "legend": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE, "labelLimit": 0, "offset": LEGEND_OFFSET},
     "header": {"labelFontSize": FONT_SIZE, "titleFontSize": TITLE_SIZE},
-    "title": {"fontSize": TITLE_SIZE + 2, "subtitleFontSize": FONT_SIZE},
+    "title": {"fontSize": CHART_TITLE_SIZE, "subtitleFontSize": FONT_SIZE},
     "text": {"fontSize": CELL_FONT_SIZE},
     # No ARIA description per mark item: Vega builds one string per cell (thousands per view) on every redraw, and a
     # screen reader is better served by the chart's description and its Numbers table. Axes and legends keep theirs.

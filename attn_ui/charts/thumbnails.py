@@ -13,7 +13,7 @@ from PIL import Image
 
 from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import matrix_colour, tooltip_expression
-from attn_ui.charts.sizes import MAX_WIDTH, PANEL_SPACING, thumbnail_panel
+from attn_ui.charts.sizes import MAX_PANEL, MAX_WIDTH, PANEL_SPACING, thumbnail_panel
 
 PICKED_HEAD = "picked_head"  # the selection of head_thumbnails: the layer and head of the thumbnail clicked
 # Vega's viridis scheme (vega-scale): the colours its scale interpolates between, which head_thumbnails' images reproduce.
@@ -28,7 +28,7 @@ def head_thumbnails(
     tokens: list[str],
     *,
     max_width: int = MAX_WIDTH,
-    max_panel: int = 160,
+    max_panel: int = MAX_PANEL,
     title: str = "",
 ) -> dict:
     """Every head of every layer as a thumbnail of its attention weights: ``weights`` is (layers, heads, T, T), a
