@@ -238,6 +238,20 @@ def test_new_values_reuse_the_compiled_chart():
     assert {**first, "datasets": None} == {**second, "datasets": None}
 
 
+def test_a_maps_layout_is_compiled_once_and_its_points_are_data():
+    """A map is compiled once per layout too, its domain part of it: the rotation circle's next position (the same
+    points, so the same domain) changes only its data."""
+    points = RNG.normal(size=(6, 2))
+    charts.rotation_circle(points, 1, theta=0.5, side=200)
+    compiled = build._compiled.cache_info()
+    first, second = (as_spec(charts.rotation_circle(points, current, theta=0.5, side=200)) for current in (2, 3))
+    assert build._compiled.cache_info().hits == compiled.hits + 2
+    assert build._compiled.cache_info().misses == compiled.misses
+    assert [row["shown"] for row in second["datasets"]["positions"]] == [True] * 4 + [False] * 2
+    assert first["datasets"] != second["datasets"]
+    assert {**first, "datasets": None} == {**second, "datasets": None}
+
+
 def test_signed_heatmap_spec_depends_on_the_values_only_through_its_data():
     """A new seed changes a chart's data only, so the browser updates it in place; Vega computes the colour scale's
     bound from the data: the same matrix times 7 is drawn in the same colours, with its own legend."""

@@ -30,26 +30,21 @@ def about(description: str, title: str | alt.Title) -> dict:
     return {"data": CELLS, "description": description, "title": title}
 
 
-def compile_chart(chart: Callable[..., alt.TopLevelMixin], cells: pd.DataFrame, **layout: Any) -> dict:
-    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart drawn from the named dataset "cells", with the app's
-    theme; its data the DataFrame ``cells``.
+def compile_chart(chart: Callable[..., alt.TopLevelMixin], datasets: dict[str, pd.DataFrame], **layout: Any) -> dict:
+    """The Vega-Lite spec of ``chart(**layout)``, an Altair chart with the app's theme; its data ``datasets``, a
+    DataFrame per name its layers draw from (the dataset "cells"; several where layers draw different rows, as a map's).
 
-    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes), and
-    new values (a seed, a toggle) reuse it. The cells are attached as a DataFrame, which ``attn_ui.draw`` sends to the
-    browser as Arrow (Altair would write them out as a dict per cell, and Streamlit would convert them back to a
-    table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite itself reads."""
-    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": {"cells": cells}}
+    A spec depends on the values only through its data: it is compiled once per layout (labels, titles, sizes; a map's
+    domain, which its points set), and new values (a seed, a toggle) reuse it. The data is attached as DataFrames,
+    which ``attn_ui.draw`` sends to the browser as Arrow (Altair would write them out as a dict per row, and Streamlit
+    would convert them back to a table: most of a rerun); ``inline_data`` writes them out as the JSON rows Vega-Lite
+    itself reads."""
+    return {**copy.deepcopy(_compiled(chart, **layout)), "datasets": datasets}
 
 
 @functools.lru_cache(maxsize=LAYOUTS_KEPT)
 def _compiled(chart: Callable[..., alt.TopLevelMixin], **layout: Any) -> dict:
     return chart(**layout).to_dict(validate=False)
-
-
-def with_data(chart: alt.TopLevelMixin, description: str, datasets: dict[str, pd.DataFrame]) -> dict:
-    """The spec of a chart whose layout depends on its values (a map's domain from its points), compiled each time,
-    with a description and its named ``datasets`` as DataFrames (several, where its layers draw different rows)."""
-    return {**chart.to_dict(validate=False), "description": description, "datasets": datasets}
 
 
 def inline_data(spec: dict) -> dict:

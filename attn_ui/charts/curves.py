@@ -39,7 +39,7 @@ def bars(
     positions = np.arange(len(labels))
     cells = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
     layout = {"labels": tuple(labels), "value_title": value_title, "label_title": label_title}
-    return compile_chart(_bars_chart, cells, **layout, title=title, subtitle=tuple(subtitle))
+    return compile_chart(_bars_chart, {"cells": cells}, **layout, title=title, subtitle=tuple(subtitle))
 
 
 def _bars_chart(labels: tuple[str, ...], value_title: str, label_title: str, title: str, subtitle: tuple[str, ...]) -> alt.Chart:
@@ -99,7 +99,7 @@ def lines(
         "points": points,
         "title": title,
     }
-    return compile_chart(_lines_chart, cells, **layout)
+    return compile_chart(_lines_chart, {"cells": cells}, **layout)
 
 
 def _lines_chart(
@@ -164,7 +164,7 @@ def labelled_lines(
         }
     )
     titles = {"value_title": value_title, "point_title": point_title, "series_title": series_title, "title": title}
-    return compile_chart(_labelled_lines_chart, cells, points=tuple(points), **titles, legend_side=legend_side)
+    return compile_chart(_labelled_lines_chart, {"cells": cells}, points=tuple(points), **titles, legend_side=legend_side)
 
 
 def _labelled_lines_chart(
@@ -214,7 +214,7 @@ def series_lines(
     ]
     cells = pd.concat(frames, ignore_index=True)
     layout = {"x_title": x_title, "y_title": y_title, "x_ticks": tuple(sorted(set(cells[x_title]))), "log_x": log_x}
-    return compile_chart(_series_lines_chart, cells, **layout, log_y=log_y, names=tuple(series), title=title)
+    return compile_chart(_series_lines_chart, {"cells": cells}, **layout, log_y=log_y, names=tuple(series), title=title)
 
 
 def _series_lines_chart(

@@ -8,6 +8,16 @@ import numpy as np
 from attn_ui.charts.sizes import CHAR_WIDTH
 
 SAME_PLACE = 0.01  # of a map's domain: points nearer than this (on both axes) share one label
+LABEL_HEIGHT = 16  # pixels of a map label's box: CELL_FONT_SIZE and a little room (its letters are about 13 px high)
+DOT_RADIUS = 6  # pixels around a map's point that its marker covers
+CROWD_RADIUS = 40  # pixels: a map's points nearer than this to many others have their labels placed first
+# Where a map's label may go around its point, in order of preference: the text's anchor (dx, dy) from the point, in
+# pixels, and the side of the text it is on (baseline "middle"): up and right, down and right, up and left ...
+LABEL_SPOTS = ((7, -8, "left"), (7, 8, "left"), (-7, -8, "right"), (-7, 8, "right"), (10, 0, "left"), (-10, 0, "right"),
+               (0, -14, "center"), (0, 14, "center"), (4, -24, "left"), (4, 24, "left"), (-4, -24, "right"),
+               (-4, 24, "right"))  # fmt: skip
+# A map's labels, each written at its own spot (label_spots), read from its row of the data.
+PLACED_TEXT = {"align": {"expr": "datum.align"}, "dx": {"expr": "datum.dx"}, "dy": {"expr": "datum.dy"}, "baseline": "middle"}
 
 
 def labels_by_place(points: np.ndarray, labels: list[str], groups: list[str], span: float, counted: bool = True) -> list[str]:
@@ -24,20 +34,6 @@ def labels_by_place(points: np.ndarray, labels: list[str], groups: list[str], sp
         counts = {name: names.count(name) for name in names}  # in order of first appearance
         shown[members[0]] = " · ".join(name if n == 1 or not counted else f"{name} ×{n}" for name, n in counts.items())
     return shown
-
-
-LABEL_HEIGHT = 16  # pixels of a map label's box: CELL_FONT_SIZE and a little room (its letters are about 13 px high)
-DOT_RADIUS = 6  # pixels around a map's point that its marker covers
-CROWD_RADIUS = 40  # pixels: a map's points nearer than this to many others have their labels placed first
-# Where a map's label may go around its point, in order of preference: the text's anchor (dx, dy) from the point, in
-# pixels, and the side of the text it is on (baseline "middle"): up and right, down and right, up and left ...
-LABEL_SPOTS = ((7, -8, "left"), (7, 8, "left"), (-7, -8, "right"), (-7, 8, "right"), (10, 0, "left"), (-10, 0, "right"),
-               (0, -14, "center"), (0, 14, "center"), (4, -24, "left"), (4, 24, "left"), (-4, -24, "right"),
-               (-4, 24, "right"))  # fmt: skip
-
-
-# A map's labels, each written at its own spot (label_spots), read from its row of the data.
-PLACED_TEXT = {"align": {"expr": "datum.align"}, "dx": {"expr": "datum.dx"}, "dy": {"expr": "datum.dy"}, "baseline": "middle"}
 
 
 def label_spots(points: np.ndarray, labels: list[str], domain: list[float], side: float) -> list[tuple[int, int, str]]:

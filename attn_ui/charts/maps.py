@@ -7,21 +7,25 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_ui.charts.build import with_data
+from attn_ui.charts.build import compile_chart
 from attn_ui.charts.labels import PLACED_TEXT, labels_by_place, spot_columns
 from attn_ui.charts.parts import heading
 from attn_ui.charts.theme import ALLOWED_COLOUR, HIGHLIGHT_COLOUR, PLAIN_TEXT, SERIES_COLOURS
 
 ROLE_COLOURS = {"query": "#1f77b4", "key": HIGHLIGHT_COLOUR}
+MAP_MARGIN = 0.12  # of a map's span of values: the room its domain leaves on each side of its points
 MAP_LINK_WIDTH = (0.5, 8)  # pixels of a query-key line at weight 0 and at weight 1
+MAP_LINK_OPACITY = 0.6
 MAP_TITLE_LIMIT = 640  # pixels: the longest line of a map's title, which may be wider than its plot
-
-
-def _equal_domains(x: np.ndarray, y: np.ndarray, margin: float = 0.12) -> list[float]:
-    """One domain for both axes of a map, so that a distance reads the same across and up, with a margin."""
-    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
-    pad = (high - low) * margin or 1.0
-    return [low - pad, high + pad]
+MAP_POINT_SIZE = 110  # square pixels of a query's or key's point (the DOT_RADIUS around it)
+MAP_POINT_OPACITY = 0.9
+PATH_POINT_SIZE = 70  # square pixels of a point of a word's path
+CIRCLE_POINTS = 73  # points of the rotation circle's ring: one every 5 degrees, the last on the first
+CIRCLE_ROOM = 1.25  # radii of the rotation circle's plot from the origin, each way
+RING_DASH = (3, 3)  # pixels of the ring's dashes and gaps
+ARROW_WIDTH = 3  # pixels of an arrow from the origin
+POSITION_POINT_SIZE = 80  # square pixels of a position's point on the rotation circle
+POSITION_LABEL_OFFSET = 9  # pixels of a position's label right of its point, and above it
 
 
 def query_key_scatter(
@@ -67,8 +71,19 @@ def query_key_scatter(
             "weight": np.asarray(weight, dtype=float),
         }
     )
-    x = alt.X("x:Q", title=axis_titles[0], scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title=axis_titles[1], scale=alt.Scale(domain=domain, nice=False))
+    layout = {"domain": tuple(domain), "axis_titles": tuple(axis_titles), "legend_side": legend_side, "side": side}
+    return compile_chart(_query_key_chart, {"points": dots, "links": lines}, **layout, title=title, subtitle=tuple(subtitle))
+
+
+def _query_key_chart(
+    domain: tuple[float, float],
+    axis_titles: tuple[str, str],
+    legend_side: str,
+    side: int | None,
+    title: str,
+    subtitle: tuple[str, ...],
+) -> alt.LayerChart:
+    x, y = _axes(domain, axis_titles)
     colour = alt.Color(
         "role:N",
         title=None,
@@ -77,7 +92,7 @@ def query_key_scatter(
     )
     link_layer = (
         alt.Chart(alt.NamedData("links"))
-        .mark_rule(color="grey", opacity=0.6)
+        .mark_rule(color="grey", opacity=MAP_LINK_OPACITY)
         .encode(
             x=x,
             y=y,
@@ -89,7 +104,7 @@ def query_key_scatter(
     )
     dot_layer = (
         alt.Chart(alt.NamedData("points"))
-        .mark_point(filled=True, size=110, opacity=0.9)
+        .mark_point(filled=True, size=MAP_POINT_SIZE, opacity=MAP_POINT_OPACITY)
         .encode(
             x=x,
             y=y,
@@ -103,8 +118,7 @@ def query_key_scatter(
         .mark_text(**PLACED_TEXT)
         .encode(x=x, y=y, text="label:N", color=colour, tooltip=[alt.Tooltip("label:N"), alt.Tooltip("role:N")])
     )
-    chart = alt.layer(link_layer, dot_layer, label_layer, title=heading(title, subtitle, MAP_TITLE_LIMIT))
-    return with_data(_square(chart, side), f"map: {title}", {"points": dots, "links": lines})
+    return _map([link_layer, dot_layer, label_layer], f"map: {title}", title, subtitle, side)
 
 
 def rotation_circle(
@@ -120,8 +134,8 @@ def rotation_circle(
     """One 2-D pair of features at positions 0, 1, 2 ...: points on a circle, position m turned m·θ from position 0,
     with arrows from the origin to position 0 and to the ``current`` position. ``points`` (positions, 2)."""
     radius = float(np.hypot(*points[0])) or 1.0
-    angles = np.linspace(0, 2 * np.pi, 73)
-    circle = pd.DataFrame({"x": radius * np.cos(angles), "y": radius * np.sin(angles), "order": np.arange(73)})
+    angles = np.linspace(0, 2 * np.pi, CIRCLE_POINTS)
+    circle = pd.DataFrame({"x": radius * np.cos(angles), "y": radius * np.sin(angles), "order": np.arange(CIRCLE_POINTS)})
     positions = pd.DataFrame(
         {
             "x": points[:, 0],
@@ -140,27 +154,36 @@ def rotation_circle(
             "arrow": ["m = 0", f"m = {current}"],
         }
     )
-    domain = [-1.25 * radius, 1.25 * radius]
-    x = alt.X("x:Q", title="feature 2i", scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title="feature 2i+1", scale=alt.Scale(domain=domain, nice=False))
-    ring = alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=[3, 3]).encode(x=x, y=y, order="order:Q")
+    datasets = {"circle": circle, "positions": positions, "arrows": arrows}
+    layout = {"domain": (-CIRCLE_ROOM * radius, CIRCLE_ROOM * radius), "legend_side": legend_side, "side": side}
+    return compile_chart(_rotation_chart, datasets, **layout, title=title, subtitle=tuple(subtitle))
+
+
+def _rotation_chart(
+    domain: tuple[float, float], legend_side: str, side: int | None, title: str, subtitle: tuple[str, ...]
+) -> alt.LayerChart:
+    x, y = _axes(domain, ("feature 2i", "feature 2i+1"))
+    ring = (
+        alt.Chart(alt.NamedData("circle")).mark_line(color="grey", strokeDash=list(RING_DASH)).encode(x=x, y=y, order="order:Q")
+    )
     arrow_colour = alt.Color(
         "arrow:N", title=None, scale=alt.Scale(range=["grey", HIGHLIGHT_COLOUR]), legend=alt.Legend(orient=legend_side)
     )
     arrow_layer = (
-        alt.Chart(alt.NamedData("arrows")).mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)
+        alt.Chart(alt.NamedData("arrows"))
+        .mark_rule(strokeWidth=ARROW_WIDTH)
+        .encode(x=x, y=y, x2="x2:Q", y2="y2:Q", color=arrow_colour)
     )
     shown = alt.Chart(alt.NamedData("positions")).transform_filter("datum.shown")
     tooltip = [alt.Tooltip("position:Q", title="position m"), alt.Tooltip("angle:N", title="angle m·θ")]
-    dots = shown.mark_point(filled=True, size=80, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
+    dots = shown.mark_point(filled=True, size=POSITION_POINT_SIZE, color=ALLOWED_COLOUR).encode(x=x, y=y, tooltip=tooltip)
     labels = (  # named in its constructor: .properties() would check the chart against the schema
         alt.Chart(alt.NamedData("positions"), name=PLAIN_TEXT)
         .transform_filter("datum.shown")
-        .mark_text(dx=9, dy=-9)
+        .mark_text(dx=POSITION_LABEL_OFFSET, dy=-POSITION_LABEL_OFFSET)
         .encode(x=x, y=y, text="position:Q", tooltip=tooltip)
     )
-    chart = alt.layer(ring, arrow_layer, dots, labels, title=heading(title, subtitle, MAP_TITLE_LIMIT))
-    return with_data(_square(chart, side), f"rotation: {title}", {"circle": circle, "positions": positions, "arrows": arrows})
+    return _map([ring, arrow_layer, dots, labels], f"rotation: {title}", title, subtitle, side)
 
 
 def word_path_map(
@@ -196,8 +219,19 @@ def word_path_map(
             **spot_columns(points.reshape(-1, 2), labels, domain, side),
         }
     )
-    x = alt.X("x:Q", title="PC 1", scale=alt.Scale(domain=domain, nice=False))
-    y = alt.Y("y:Q", title="PC 2", scale=alt.Scale(domain=domain, nice=False))
+    layout = {"domain": tuple(domain), "sentences": tuple(sentences), "legend_side": legend_side, "side": side}
+    return compile_chart(_word_path_chart, {"cells": cells}, **layout, title=title, subtitle=tuple(subtitle))
+
+
+def _word_path_chart(
+    domain: tuple[float, float],
+    sentences: tuple[str, ...],
+    legend_side: str,
+    side: int | None,
+    title: str,
+    subtitle: tuple[str, ...],
+) -> alt.LayerChart:
+    x, y = _axes(domain, ("PC 1", "PC 2"))
     scale = alt.Scale(domain=list(sentences), range=list(SERIES_COLOURS))
     colour = alt.Color(
         "sentence:N", title=None, sort=list(sentences), scale=scale, legend=alt.Legend(orient=legend_side, columns=1)
@@ -210,17 +244,27 @@ def word_path_map(
         .mark_text(**PLACED_TEXT)
         .encode(x=x, y=y, text="label:N", tooltip=tooltip)
     )
-    chart = alt.layer(
-        base.mark_line().encode(order="order:Q"),
-        base.mark_point(filled=True, size=70),
-        labels,
-        title=heading(title, subtitle, MAP_TITLE_LIMIT),
-    )
-    return with_data(_square(chart, side), f"paths: {title}", {"cells": cells})
+    layers = [base.mark_line().encode(order="order:Q"), base.mark_point(filled=True, size=PATH_POINT_SIZE), labels]
+    return _map(layers, f"paths: {title}", title, subtitle, side)
 
 
-def _square(chart: alt.LayerChart, side: int | None) -> alt.LayerChart:
-    """A map's plot ``side`` pixels across and up (its title, legend and axes around it: autosize "pad", where Streamlit
-    would fit the whole chart into its element), so that with one domain on both axes a circle is drawn round and a
-    distance reads the same across and up; else as wide and high as drawn."""
-    return chart if side is None else chart.properties(width=side, height=side, autosize=alt.AutoSizeParams(type="pad"))
+def _equal_domains(x: np.ndarray, y: np.ndarray) -> list[float]:
+    """One domain for both axes of a map, so that a distance reads the same across and up, with a margin."""
+    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    pad = (high - low) * MAP_MARGIN or 1.0
+    return [low - pad, high + pad]
+
+
+def _axes(domain: tuple[float, float], titles: tuple[str, str]) -> tuple[alt.X, alt.Y]:
+    """A map's x and y, titled ``titles``, over one ``domain``."""
+    scale = alt.Scale(domain=list(domain), nice=False)
+    return alt.X("x:Q", title=titles[0], scale=scale), alt.Y("y:Q", title=titles[1], scale=scale)
+
+
+def _map(layers: list[alt.Chart], description: str, title: str, subtitle: tuple[str, ...], side: int | None) -> alt.LayerChart:
+    """A map's layers, with its title and a ``description`` (for a screen reader): its plot ``side`` pixels across and up
+    (its title, legend and axes around it: autosize "pad", where Streamlit would fit the whole chart into its element),
+    so that with one domain on both axes a circle is drawn round and a distance reads the same across and up; else as
+    wide and high as drawn. Given to the chart's constructor: ``.properties()`` would check each against the schema."""
+    size = {} if side is None else {"width": side, "height": side, "autosize": alt.AutoSizeParams(type="pad")}
+    return alt.layer(*layers, description=description, title=heading(title, subtitle, MAP_TITLE_LIMIT), **size)

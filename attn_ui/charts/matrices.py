@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_ui.charts.build import about, compile_chart, with_data
+from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import heading, label_axis, layer, matrix_colour, tooltip_expression
 from attn_ui.charts.sizes import (
     COMPACT_HEIGHT,
@@ -108,7 +108,7 @@ def heatmap(
         "numbers": numbers,
         "highlight": highlight is not None,
     }
-    return compile_chart(_heatmap_chart, pd.DataFrame(columns), **layout)
+    return compile_chart(_heatmap_chart, {"cells": pd.DataFrame(columns)}, **layout)
 
 
 def _heatmap_chart(
@@ -189,7 +189,9 @@ def heatmap_grid(
         cells[name] = _names(labels, cells[field])
     panel, columns = grid_panels(len(panel_names), max_width, max_panel, min_panel)
     titles = {"panel_title": panel_title, "row_title": row_title, "col_title": col_title, "title": title}
-    return compile_chart(_grid_chart, cells, panel_names=tuple(panel_names), kind=kind, panel=panel, columns=columns, **titles)
+    return compile_chart(
+        _grid_chart, {"cells": cells}, panel_names=tuple(panel_names), kind=kind, panel=panel, columns=columns, **titles
+    )
 
 
 def _grid_chart(
@@ -239,17 +241,20 @@ def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, si
             "keys": spans(k_block, block_k),
         }
     )
+    blocks = {"q_blocks": len(classes), "k_blocks": len(classes[0]), "block_q": block_q, "block_k": block_k}
+    return compile_chart(_tile_map_chart, {"cells": cells}, **blocks, side=side, title=title)
+
+
+def _tile_map_chart(q_blocks: int, k_blocks: int, block_q: int, block_k: int, side: int, title: str) -> alt.Chart:
     colour = alt.Color(
         "class:N",
         scale=alt.Scale(domain=list(TILE_CLASSES), range=list(TILE_COLOURS)),
         title=None,
         legend=alt.Legend(orient="bottom"),
     )
-    chart = (
+    return (
         # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-        alt.Chart(
-            alt.NamedData("cells"), title=title, width=alt.Step(side / len(classes[0])), height=alt.Step(side / len(classes))
-        )
+        alt.Chart(**about(f"tile map: {title}", title), width=alt.Step(side / k_blocks), height=alt.Step(side / q_blocks))
         .mark_rect(stroke="white", strokeWidth=TILE_BORDER)
         .encode(
             x=alt.X(
@@ -260,7 +265,6 @@ def tile_map(classes: list[list[str]], block_q: int, block_k: int, t: int, *, si
             tooltip=["queries:N", "keys:N", "class:N"],
         )
     )
-    return with_data(chart, f"tile map: {title}", {"cells": cells})
 
 
 # The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the

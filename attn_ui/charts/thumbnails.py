@@ -53,7 +53,7 @@ def head_thumbnails(
             "strongest": [f"{tokens[q]} → {tokens[k]} ({w:.4f})" for q, k, w in zip(queries, keys, strongest, strict=True)],
         }
     )
-    return compile_chart(_thumbnails_chart, panels, panel=thumbnail_panel(heads, max_width, max_panel), title=title)
+    return compile_chart(_thumbnails_chart, {"cells": panels}, panel=thumbnail_panel(heads, max_width, max_panel), title=title)
 
 
 def _thumbnails_chart(panel: int, title: str) -> alt.FacetChart:
