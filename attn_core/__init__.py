@@ -5,6 +5,7 @@ attention, positions, the toy weights, the step-by-step walk and the real model.
 that view's module (attn_core.masking, attn_core.scaling, attn_core.geometry, attn_core.sweep, ...), imported from there.
 """
 
+from attn_core.accounting import attention_flops
 from attn_core.attention import (
     AttentionSteps,
     attend,
@@ -33,7 +34,7 @@ from attn_core.online_softmax import blockwise_attention
 from attn_core.positions import rope, sinusoidal
 from attn_core.real_model import MiniLM, ModelIntegrityError, ModelUnavailableError
 from attn_core.text import tokenize
-from attn_core.tiled import TileStats, attention_flops, tile_classes, tiled_attention
+from attn_core.tiled import TileStats, tile_classes, tiled_attention
 from attn_core.toy import embed_tokens, projection, qkv_projections
 from attn_core.walkthrough import Walkthrough, build_walkthrough
 

@@ -11,6 +11,7 @@ See ``python -m attn_core.bench --help``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -40,7 +41,7 @@ from attn_core.sweep import (
     table_row,
 )
 from attn_core.timing import DTYPES, GIB
-from attn_core.tuning import cache_path, machine_key, tune
+from attn_core.tuning import cache_path, current, machine_key, tune
 
 REFERENCE_FILE = Path(__file__).with_name("reference_results.json")
 REFERENCE_COMMAND = "python -m attn_core.bench --reference"
@@ -100,7 +101,7 @@ def reference_results(path: Path = REFERENCE_FILE) -> Reference:
 
 def measure_reference(path: Path = REFERENCE_FILE) -> None:
     """Measure REFERENCE_SETTINGS here and write them with the machine to ``path``."""
-    settings, about = REFERENCE_SETTINGS, machine()
+    settings, about = dataclasses.replace(REFERENCE_SETTINGS, tiles=current()), machine()
     print(describe(settings), file=sys.stderr)
     records = []
     for event in sweep(settings):
@@ -134,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tune", action="store_true", help="measure the tiled kernel's block sizes on this machine again")
     args = parser.parse_args(argv)
     if args.tune:
-        blocks = tune(progress=lambda done, text: print(text, file=sys.stderr, flush=True))
-        print(f"tuned for {machine_key()}: no mask {blocks[False]}, masked {blocks[True]}; kept in {cache_path()}")
+        plan = tune(progress=lambda done, text: print(text, file=sys.stderr, flush=True))
+        print(f"tuned for {machine_key()}: no mask {plan.dense.label}, masked {plan.masked.label}; kept in {cache_path()}")
         return 0
     if args.reference:
         measure_reference()
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings(
             args.batch, args.heads, args.d_head, args.dtype, args.causal, args.device, tuple(args.T), args.repeats,
-            tuple(args.methods), int(args.memory_gib * GIB), args.time_budget, tuple(args.masks),
+            tuple(args.methods), int(args.memory_gib * GIB), args.time_budget, tuple(args.masks), current(),
         )  # fmt: skip
     except ValueError as problem:
         parser.error(str(problem))

@@ -36,17 +36,11 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention import SDPBackend
 
+from attn_core.accounting import attention_flops, naive_working_bytes, score_matrix_bytes, tiled_working_bytes, visible_pairs
 from attn_core.attention import naive_attention
 from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
 from attn_core.masks import document_mask, global_local_mask, prefix_lm_mask, window_mask
-from attn_core.tiled import (
-    attention_flops,
-    naive_working_bytes,
-    score_matrix_bytes,
-    tiled_attention,
-    tiled_working_bytes,
-    visible_pairs,
-)
+from attn_core.tiled import UNTUNED, TilePlan, tiled_attention
 from attn_core.timing import (
     DTYPES,
     GIB,
@@ -159,6 +153,7 @@ class Settings:
     memory_budget: int = 0  # bytes; 0: default_memory_budget(device)
     time_budget: float = DEFAULT_TIME_BUDGET  # seconds
     masks: tuple[str, ...] = ()  # mask specs, every method runs under each; (): ("causal",) or ("none",) by ``causal``
+    tiles: TilePlan = UNTUNED  # the tiled kernel's: this machine's (attn_core.tuning.current())
 
     def __post_init__(self):
         devices, dtypes = available_devices(), supported_dtypes(self.device)
@@ -208,7 +203,7 @@ class Settings:
             matrices = 2 if method == "naive" else 3  # math also keeps a scaled copy
             return naive_working_bytes(*sizes, spec.causal or model, matrices=matrices) + sdpa_copy
         if method == "tiled":
-            return tiled_working_bytes(*sizes, spec.causal or model, mask=model) + model * t * t
+            return tiled_working_bytes(*sizes, spec.causal or model, mask=model, plan=self.tiles) + model * t * t
         # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
         # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
         scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
@@ -300,17 +295,18 @@ def plan(settings: Settings) -> tuple[dict[int, list[str]], list[Skipped]]:
 
 
 def runner(
-    method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, window: int | None = None, mask: Tensor | None = None
-) -> Callable[[], Tensor]:
+    method: str, q: Tensor, k: Tensor, v: Tensor, causal: bool = False, window: int | None = None,
+    mask: Tensor | None = None, tiles: TilePlan = UNTUNED,
+) -> Callable[[], Tensor]:  # fmt: skip
     """One call of ``method`` on q, k, v (B, H, T, d) under the causal mask, a window or a (T, T) boolean ``mask``
-    (a model's); SDPA gets a window as a prepared (T, T) boolean mask."""
+    (a model's); SDPA gets a window as a prepared (T, T) boolean mask; the tiled kernel cuts its work by ``tiles``."""
     if method == "naive":
         return lambda: naive_attention(q, k, v, causal=causal, window=window, mask=mask)
     if method == "sdpa":
         if window is not None:
             mask = window_mask(q.shape[-2], window, k.shape[-2], q.device)  # (Tq, Tk)
         return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)
-    return lambda: tiled_attention(q, k, v, causal=causal, window=window, mask=mask)
+    return lambda: tiled_attention(q, k, v, causal=causal, window=window, mask=mask, plan=tiles)
 
 
 def matmul_block(rows: int, t_q: int, t_k: int, itemsize: int) -> int:
@@ -354,7 +350,8 @@ def measure_length(
     specs = {mask: parse_mask(mask) for _, mask in runs}
     models = {mask: spec.boolean(t, device) for mask, spec in specs.items()}  # (T, T) each, or None: made once a mask
     calls = {
-        (method, mask): runner(method, q, k, v, specs[mask].causal, specs[mask].window, models[mask]) for method, mask in runs
+        (method, mask): runner(method, q, k, v, specs[mask].causal, specs[mask].window, models[mask], settings.tiles)
+        for method, mask in runs
     }
     calls[MATMUL, "none"] = matmul_reference(q, k, v)
     backends, max_diff, warm_up = {}, {}, {}

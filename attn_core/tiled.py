@@ -4,12 +4,13 @@ Naive attention builds every score of every query against every key, a (T, T) ma
 grows like T². The online softmax (read it in ``attn_core.online_softmax``) needs only a (block_q, block_k) tile
 at a time. This kernel runs the same loop, with what makes it as fast as PyTorch's own on a CPU:
 
-- the heads go in chunks (``block_sizes``), so that each matmul is large, into one flat scratch buffer;
+- the heads go in chunks (``Tiles.sizes``), so that each matmul is large, into one flat scratch buffer;
 - exponents are in base 2 (2^x is faster than e^x), the factor log2 e folded into the query scale;
 - tiles that a mask hides entirely are skipped, tiles it leaves wholly visible are not masked (``KeyMasks``) and
   are joined into wider products, a tile computes only the queries that see some of its keys, and under the causal
   mask (or a window) each block's diagonal goes in strips of rows masked only where they cross it (``key_blocks``);
-- block sizes are those measured fastest on this machine (``attn_core.tuning``);
+- its tiles' sizes (a ``TilePlan``) are those measured fastest on this machine by ``attn_core.tuning``, which the callers
+  pass in: the kernel reads no file;
 - its working buffers are kept per thread between calls (``kept``), not made anew as fresh pages each call.
 
 Conventions follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is True
@@ -32,88 +33,57 @@ from torch import Tensor
 from attn_core.attention import default_scale
 from attn_core.masks import hidden_keys
 
-BLOCK_Q, BLOCK_K = 1024, 512  # query rows and keys per tile without a mask, on a machine not tuned yet
-# (block_q, block_k) by mask (False: none; True: causal, a window or a boolean mask) until attn_core.tuning has
-# measured this machine's own.
-BLOCKS = {False: (BLOCK_Q, BLOCK_K), True: (1024, 128)}
-TILE_BYTES = 8 * 2**20  # most float32 scores in one tile, all the heads of a chunk together
 NEG_INF = float("-inf")
 LOG2_E = 1 / math.log(2)  # exp(x) = 2^(x · log2 e); exp2 is the faster of the two on CPUs
 _KEPT = threading.local()  # each thread's working buffers: kept()
 
 
-def visible_pairs(t: int, causal: bool = False, window: int | None = None) -> float:
-    """How many (query, key) pairs a T × T mask lets through: T², T²/2 for causal (the FLOP convention),
-    Σ min(i + 1, w) for a window of w keys."""
-    if window is not None:
-        w = min(window, t)
-        return w * t - w * (w - 1) / 2
-    return t * t / 2 if causal else float(t * t)
+@dataclass(frozen=True)
+class Tiles:
+    """How big a tile is: ``block_q`` queries × ``block_k`` keys, and at most ``tile_bytes`` of float32 scores in one
+    product, the heads of a chunk together (heads go in chunks so that each matmul is large; a CPU with a smaller cache
+    is faster with fewer at once)."""
+
+    block_q: int
+    block_k: int
+    tile_bytes: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.block_q}x{self.block_k}, {self.tile_bytes / 2**20:g} MiB"
+
+    def sizes(self, rows: int, t_q: int, t_k: int) -> tuple[int, int, int]:
+        """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: the blocks, shorter when T is, and as many heads
+        at once as keep a tile's float32 scores within tile_bytes."""
+        block_q, block_k = min(t_q, self.block_q), min(t_k, self.block_k)
+        return max(1, min(rows, self.tile_bytes // (4 * block_q * block_k))), block_q, block_k
 
 
-def attention_flops(batch: int, heads: int, t: int, d_head: int, causal: bool = False, window: int | None = None) -> float:
-    """Floating-point operations of the two matmuls, Q Kᵀ and A V: 2 · 2·T²·d per head, 4·B·H·T²·d.
+@dataclass(frozen=True)
+class TilePlan:
+    """The tiles of attention without a mask (``dense``) and under one (``masked``: causal, a window, any boolean mask).
+    Which are fastest depends on the CPU's caches and cores (docs/performance.md): ``attn_core.tuning`` measures this
+    machine's, and the callers pass them in."""
 
-    Causal attention needs only the lower triangle: half of it; a window of w keys about w·T pairs.
-    """
-    return 4.0 * batch * heads * d_head * visible_pairs(t, causal, window)
+    dense: Tiles = Tiles(1024, 512, 8 * 2**20)
+    masked: Tiles = Tiles(1024, 128, 8 * 2**20)
 
+    def tiles(self, masked: bool) -> Tiles:
+        return self.masked if masked else self.dense
 
-def score_matrix_bytes(batch: int, heads: int, t: int, dtype: torch.dtype) -> int:
-    """Bytes of one (B, H, T, T) score matrix: B·H·T²·bytes per element."""
-    return batch * heads * t * t * dtype.itemsize
+    def whole_tile_keys(self, t_k: int) -> int:
+        """Keys of one product where the tiles are whole (every query of the block sees every key): the dense block_k,
+        tuned for dense work, which is fastest in wider tiles than masked work."""
+        return min(t_k, self.dense.block_k)
 
-
-def naive_working_bytes(
-    batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False, matrices: int = 2
-) -> int:
-    """What ``naive_attention`` allocates on top of its inputs, at most: the output, ``matrices`` live
-    (B, H, T, T) matrices (the scores and their softmax) and, if causal (or windowed), the boolean mask and
-    one more T × T boolean it is made from (2 · T² bytes)."""
-    output = batch * heads * t * d_head * dtype.itemsize
-    return output + matrices * score_matrix_bytes(batch, heads, t, dtype) + causal * 2 * t * t
-
-
-def block_sizes(rows: int, t_q: int, t_k: int, causal: bool = False) -> tuple[int, int, int]:
-    """(heads per chunk, block_q, block_k) for ``rows`` = B·H heads: the blocks tuned on this machine (attn_core.tuning),
-    else BLOCKS, shorter when T is, and as many heads at once as keep a tile's float32 scores within TILE_BYTES.
-    The candidates' measurements are in docs/performance.md."""
-    from attn_core.tuning import tuned  # here: attn_core.tuning times tiled_attention
-
-    blocks = (tuned() or BLOCKS)[causal]
-    block_q, block_k = (min(t, block) for t, block in zip((t_q, t_k), blocks, strict=True))
-    return max(1, min(rows, TILE_BYTES // (4 * block_q * block_k))), block_q, block_k
+    def scratch_size(self, masked: bool, chunk: int, block_q: int, block_k: int, whole_k: int) -> int:
+        """Floats of ``tiled_attention``'s scores scratch: a (block_q, block_k) tile for each of ``chunk`` heads, or
+        whole tiles joined into (block_q, whole_k) for as many of them as the tiles' tile_bytes holds (at least one)."""
+        whole_heads = max(1, min(chunk, self.tiles(masked).tile_bytes // (4 * block_q * whole_k)))
+        return max(chunk * block_q * block_k, whole_heads * block_q * whole_k)
 
 
-def scratch_size(chunk: int, block_q: int, block_k: int, whole_k: int) -> int:
-    """Floats of ``tiled_attention``'s scores scratch: a (block_q, block_k) tile for each of ``chunk`` heads, or whole
-    tiles joined into (block_q, whole_k) for as many of them as TILE_BYTES holds (at least one)."""
-    whole_heads = max(1, min(chunk, TILE_BYTES // (4 * block_q * whole_k)))
-    return max(chunk * block_q * block_k, whole_heads * block_q * whole_k)
-
-
-def tiled_working_bytes(
-    batch: int, heads: int, t: int, d_head: int, dtype: torch.dtype, causal: bool = False, mask: bool = False
-) -> int:
-    """What ``tiled_attention`` allocates on top of its inputs, at most (``causal``: under a causal or window
-    mask; ``mask``: under a (T, T) boolean mask): the output; for a chunk of heads (block_sizes) the scaled
-    (block_q, d) queries, the float32 running state (a max, a sum and a (block_q, d) output), the scores of one
-    product (a (block_q, block_k) tile of the chunk's heads, or whole tiles joined for fewer heads), a few per-row
-    temporaries and a float32 (block_q, d) product (for a part of the rows);
-    with a mask, its tile as booleans and as -inf / 0 floats (a (T, T) boolean mask's tile is shared by every head
-    of the chunk; the next tile's is made while the last one's is held); for other dtypes than float32 a product's
-    scores in that dtype and its values in float32. Nothing but the output grows with T, except a boolean mask's
-    classification (TileClasses, made first): three T × T booleans, padded to whole tiles."""
-    chunk, n, block = block_sizes(batch * heads, t, t, causal)
-    scores = scratch_size(chunk, n, block, whole_tile_keys(t))  # one product's float32 scores
-    converted = dtype != torch.float32  # scores and values are converted to float32 product by product
-    per_row = d_head * (dtype.itemsize + 2 * 4) + 8 * 4
-    output = batch * heads * t * d_head * dtype.itemsize
-    mask_tiles = 2 if mask else 1  # (n, bk) tiles: two of a boolean mask, or one of the causal or window mask
-    working = output + chunk * n * per_row + scores * (4 + converted * dtype.itemsize) + causal * mask_tiles * n * block * 5
-    working += converted * (scores // n) * d_head * 4
-    classes = 3 * (math.ceil(t / n) * n) * (math.ceil(t / block) * block) if mask else 0
-    return max(working, classes)
+UNTUNED = TilePlan()  # the plan of a machine attn_core.tuning has not measured
 
 
 def kept(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
@@ -307,9 +277,20 @@ def diagonal_bias(offset: int, rows: int, keys: int, window: int | None, device:
     return hiding(hidden_keys(range(rows), range(offset, offset + keys), window, device))  # (rows, keys)
 
 
-HIDDEN = None  # KeyMasks.biases of a tile that every mask hides entirely: it is skipped
 Bias = tuple[slice, slice, Tensor]  # -inf / 0 added to a tile's scores: the tile's rows and keys it covers, and itself
 ALL = slice(None)
+
+
+@dataclass(frozen=True)
+class TileMask:
+    """What the masks do to one tile of scores: hide all of it ("skip": it is not computed), none of it ("whole":
+    computed as it is) or some of it ("masked": its ``biases`` added to its scores)."""
+
+    kind: str  # "skip", "whole" or "masked"
+    biases: tuple[Bias, ...] = ()
+
+
+SKIP, WHOLE = TileMask("skip"), TileMask("whole")
 
 
 def within(part: range, whole: range) -> slice:
@@ -328,10 +309,10 @@ class KeyMasks:
     mask: Tensor | None  # bool, True where a query may attend: (Tq, Tk) where every head shares it, else (B, H, Tq, Tk)
     tiles: TileClasses | None  # the mask's tiles classified once, for all heads; None without a mask
 
-    def biases(self, queries: range, keys: range, heads: slice) -> list[Bias] | None:
-        """What the masks add to the scores of ``heads`` × ``queries`` × ``keys``: -inf / 0 tiles with the rows of the
-        tile each covers, none where nothing is hidden there; or HIDDEN (None) where everything is, and the tile is
-        skipped. The causal (or window) mask's tile covers only the part of the tile it hides pairs in (hidden_box)."""
+    def tile(self, queries: range, keys: range, heads: slice) -> TileMask:
+        """What the masks do to the scores of ``heads`` × ``queries`` × ``keys``: SKIP where they hide everything, WHOLE
+        where nothing, else "masked" with the -inf / 0 tiles to add, each with the rows and keys it covers. The causal
+        (or window) mask's covers only the part of the tile it hides pairs in (hidden_box)."""
         biases = []
         box = hidden_box(queries, keys, self.window) if self.causal or self.window is not None else None
         if box is not None:
@@ -341,28 +322,21 @@ class KeyMasks:
         if keys.stop > min(self.lengths[heads]):  # some head's padding starts in this block
             real = self.real[heads, None, None]  # (c, 1, 1)
             biases.append((ALL, ALL, hiding(torch.arange(keys.start, keys.stop, device=real.device) >= real)))  # (c, 1, bk)
-        if self.mask is None:
-            return biases
-        seen = self.tiles.seen(queries, keys)
-        if seen is not None:  # a tile hidden from every head, or visible whole to every head
-            return biases if seen else HIDDEN
-        visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (n, bk) or (B, H, n, bk)
-        if visible.dim() > 2:  # a mask of its own for each head
-            visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
-        if not visible.any():
-            return HIDDEN
-        if not visible.all():  # a tile the mask leaves wholly visible needs no bias
-            biases.append((ALL, ALL, hiding(~visible)))
-        return biases
+        seen = None if self.mask is None else self.tiles.seen(queries, keys)
+        if seen is False:  # a tile the mask hides from every head
+            return SKIP
+        if self.mask is not None and seen is None:  # a partial tile: its part of the mask is read
+            visible = self.mask[..., queries.start : queries.stop, keys.start : keys.stop]  # (n, bk) or (B, H, n, bk)
+            if visible.dim() > 2:  # a mask of its own for each head
+                visible = visible.reshape(-1, len(queries), len(keys))[heads]  # (c, n, bk)
+            if not visible.any():
+                return SKIP
+            if not visible.all():  # a tile the mask leaves wholly visible needs no bias
+                biases.append((ALL, ALL, hiding(~visible)))
+        return TileMask("masked", tuple(biases)) if biases else WHOLE
 
 
-def whole_tile_keys(t_k: int) -> int:
-    """Keys of one product where the tiles are whole (every query of the block sees every key): the block_k of
-    attention without a mask (block_sizes), tuned for dense work, which is fastest in wider tiles than masked work."""
-    return block_sizes(1, 1, t_k)[2]
-
-
-Product = tuple[range, range, list[Bias]]  # keys, the rows that see some of them, the biases to add
+Product = tuple[range, range, TileMask]  # keys, the rows that see some of them, what the masks do to them
 
 
 def key_blocks(
@@ -391,22 +365,22 @@ def tiles_joined(
         seen = seeing_rows(queries, block, masks.window)
         if masks.tiles is not None:
             seen = masks.tiles.rows(seen, block)
-        biases = masks.biases(seen, block, heads) if seen else HIDDEN
-        if biases is HIDDEN:  # no query of the block sees a key of this one
+        tile = masks.tile(seen, block, heads) if seen else SKIP
+        if tile is SKIP:  # no query of the block sees a key of this one
             continue
         stats.computed += 1
-        stats.masked += bool(biases)
+        stats.masked += tile.kind == "masked"
         stats.pairs += len(seen) * len(block)
-        whole = not biases and seen == queries
+        whole = tile is WHOLE and seen == queries
         if joined and (not whole or joined.stop != block.start or len(joined) + len(block) > whole_k):
-            yield joined, queries, []
+            yield joined, queries, WHOLE
             joined = None
         if whole:
             joined = block if joined is None else range(joined.start, block.stop)
         else:
-            yield block, seen, biases
+            yield block, seen, tile
     if joined:
-        yield joined, queries, []
+        yield joined, queries, WHOLE
 
 
 def diagonal_strips(
@@ -421,10 +395,10 @@ def diagonal_strips(
         strip = range(r_start, min(queries.stop, r_start + block_k))
         first = own.start if masks.window is None else max(own.start, strip.start - masks.window + 1)
         seen_keys = range(first, max(first, min(own.stop, strip.stop)))  # keys some row of the strip sees
-        biases = masks.biases(strip, seen_keys, heads) if seen_keys else HIDDEN
-        if biases is not HIDDEN:
+        tile = masks.tile(strip, seen_keys, heads) if seen_keys else SKIP
+        if tile is not SKIP:
             stats.pairs += len(strip) * len(seen_keys)
-            yield seen_keys, strip, biases
+            yield seen_keys, strip, tile
 
 
 def block_scores(q_block: Tensor, k_block: Tensor, scratch: Tensor) -> Tensor:
@@ -446,6 +420,7 @@ def tiled_attention(
     mask: Tensor | None = None,
     window: int | None = None,
     key_lengths: Sequence[int] | None = None,
+    plan: TilePlan = UNTUNED,
     block_q: int | None = None,
     block_k: int | None = None,
     stats: TileStats | None = None,
@@ -457,14 +432,16 @@ def tiled_attention(
     lengths, the keys after them are padding. Key blocks hidden entirely are skipped: above the diagonal
     (causal, window), before a window, after every real length of the chunk, or all False in ``mask``; the rest
     are computed as ``key_blocks`` lays them out (whole tiles joined, the diagonal in strips of block_k rows).
-    Blocks default to ``block_sizes``; hidden scores get -inf added (KeyMasks). Statistics are kept in float32
-    (float64 for float64 inputs); the output has q's dtype; a row that sees no key gives 0.
+    The tiles are ``plan``'s (this machine's: ``attn_core.tuning``), ``block_q`` and ``block_k`` where given; hidden
+    scores get -inf added (KeyMasks). Statistics are kept in float32 (float64 for float64 inputs); the output has q's
+    dtype; a row that sees no key gives 0.
     """
     *lead, t_q, d = q.shape
     t_k, d_v = k.shape[-2], v.shape[-1]
     q3, k3, v3 = (x.reshape(-1, *x.shape[-2:]) for x in (q, k, v))  # (B·H, T, d): views of contiguous inputs
     rows = q3.shape[0]
-    chunk, default_q, default_k = block_sizes(rows, t_q, t_k, causal or window is not None or mask is not None)
+    masked = causal or window is not None or mask is not None
+    chunk, default_q, default_k = plan.tiles(masked).sizes(rows, t_q, t_k)
     block_q, block_k = block_q or default_q, block_k or default_k
     if key_lengths is not None and len(key_lengths) != lead[0]:
         raise ValueError(f"key_lengths needs one length per batch element: {lead[0]}, not {len(key_lengths)}")
@@ -482,8 +459,9 @@ def tiled_attention(
     # This thread's buffers (kept), used by every block of queries in turn (a last, smaller one uses a part):
     scaled = kept("scaled", (chunk, block_q, d), q3.dtype, q.device)  # the block's queries times scale · log2 e
     running = RunningSoftmax.kept(chunk, block_q, d_v, stats_dtype, q.device)
-    whole_k = max(block_k, whole_tile_keys(t_k))  # keys of a product of whole tiles
-    scratch = kept("scratch", (scratch_size(chunk, block_q, block_k, whole_k),), stats_dtype, q.device)  # products' scores
+    whole_k = max(block_k, plan.whole_tile_keys(t_k))  # keys of a product of whole tiles
+    scratch_floats = plan.scratch_size(masked, chunk, block_q, block_k, whole_k)
+    scratch = kept("scratch", (scratch_floats,), stats_dtype, q.device)  # products' scores
     for r in range(0, rows, chunk):
         heads = slice(r, min(rows, r + chunk))
         for q_start in range(0, t_q, block_q):
@@ -493,7 +471,7 @@ def tiled_attention(
             state = running.part(*block_rows).restart()  # (c, bq) rows: nothing seen yet
             keys = visible_keys(queries, t_k, causal, window, max(per_head[heads]))
             stats.tiles += math.ceil(t_k / block_k)
-            for block, seen, biases in key_blocks(queries, keys, block_k, whole_k, masks, heads, stats):
+            for block, seen, tile in key_blocks(queries, keys, block_k, whole_k, masks, heads, stats):
                 part = within(seen, queries)  # the product's rows in the block of queries
                 # Heads whose scores the scratch holds: every head of the chunk but for joined whole tiles (no bias).
                 together = max(1, len(scratch) // (len(seen) * len(block)))
@@ -501,7 +479,7 @@ def tiled_attention(
                     some = slice(turn, min(heads.stop - heads.start, turn + together))  # of the chunk's heads
                     those = slice(heads.start + some.start, heads.start + some.stop)  # of all B·H heads
                     scores = block_scores(q_block[some, part], k3[those, block.start : block.stop], scratch)  # (c, n, bk)
-                    for bias_rows, bias_keys, bias in biases:
+                    for bias_rows, bias_keys, bias in tile.biases:
                         scores[:, bias_rows, bias_keys].add_(bias)
                     state.part(some, part).update(scores, v3[those, block.start : block.stop].to(stats_dtype))
             state.result(out=out[heads, q_start : queries.stop])

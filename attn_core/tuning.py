@@ -1,16 +1,19 @@
-"""The tiled kernel's block sizes, measured on the machine that runs it and kept on disk.
+"""The tiled kernel's tiles (a ``TilePlan``), measured on the machine that runs it and kept on disk.
 
-Which (block_q, block_k) is fastest depends on the CPU's caches and cores, so blocks picked on one machine can be
-slow on another (docs/performance.md has an example). ``tune`` times every candidate of CANDIDATES against SDPA at SHAPE, for no
-mask and for a causal mask (the class of every masked call: causal, window, any boolean mask), the runs interleaved
-so that a slow spell of the machine hits all of them, and keeps the candidate with the fastest call relative to
-SDPA's. The result is written to the user's cache directory, keyed by the CPU model, the number of cores and torch's
-version: another machine, or another torch, finds no entry and uses tiled.BLOCKS until it is tuned.
-``python -m attn_core.bench --tune`` tunes again; the Cost view tunes before its first sweep on a new machine.
+Which (block_q, block_k), and how many bytes of scores one product holds, are fastest depends on the CPU's caches and
+cores, so tiles picked on one machine can be slow on another (docs/performance.md has examples). ``tune`` times every
+candidate of CANDIDATES against SDPA at SHAPE, for no mask and for a causal mask (the class of every masked call:
+causal, window, any boolean mask), the runs interleaved so that a slow spell of the machine hits all of them, and
+keeps the candidate with the fastest call relative to SDPA's. The result is written to the user's cache directory,
+keyed by the CPU model, the number of cores and torch's version: another machine, or another torch, finds no entry and
+uses tiled.UNTUNED until it is tuned. The kernel reads no file: its callers (the sweep, the Cost view, the benchmarks)
+pass ``current()`` in. ``python -m attn_core.bench --tune`` tunes again; the Cost view tunes before its first sweep on
+a new machine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import json
@@ -22,19 +25,20 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 from attn_core.device import cpu_model
-from attn_core.tiled import BLOCKS, tiled_attention
-from attn_core.timing import time_interleaved
+from attn_core.tiled import UNTUNED, TilePlan, Tiles, tiled_attention
+from attn_core.timing import MIB, time_interleaved
 
-# (block_q, block_k) to try, by whether a mask is applied; the first is tiled.BLOCKS's.
+# Tiles to try, without a mask (False) and under one (True); the first are UNTUNED's. A product of 8 MiB of scores
+# (tile_bytes) is fast where the last-level cache holds it; some sizes are also tried at 2 MiB, for smaller caches.
 CANDIDATES = {
-    False: (BLOCKS[False], (512, 512), (512, 256), (256, 256), (2048, 256)),
-    True: (BLOCKS[True], (1024, 256), (2048, 128), (512, 128), (512, 256)),
-}
-SHAPE = (1, 8, 4096, 64)  # (B, H, T, d), float32: the shape of the Cost view's targets; about 10 s in all
+    False: (UNTUNED.dense, *(Tiles(q, k, 8 * MIB) for q, k in ((512, 512), (512, 256), (256, 256), (2048, 256))),
+            *(Tiles(q, k, 2 * MIB) for q, k in ((1024, 512), (512, 512), (1024, 256)))),
+    True: (UNTUNED.masked, *(Tiles(q, k, 8 * MIB) for q, k in ((1024, 256), (2048, 128), (512, 128), (512, 256))),
+           *(Tiles(q, k, 2 * MIB) for q, k in ((1024, 128), (1024, 256), (2048, 128)))),
+}  # fmt: skip
+SHAPE = (1, 8, 4096, 64)  # (B, H, T, d), float32: the shape of the Cost view's targets; about 15 s in all
 ROUNDS = 3
 CACHE_FILE = "tiled-blocks.json"
-
-Blocks = dict[bool, tuple[int, int]]  # by "masked": (block_q, block_k)
 
 
 def machine_key() -> str:
@@ -50,46 +54,53 @@ def cache_path() -> Path:
 
 
 @functools.cache
-def tuned() -> Blocks | None:
-    """The blocks tuned on this machine, or None if it has not been tuned (or its file is unreadable)."""
+def tuned() -> TilePlan | None:
+    """The plan tuned on this machine, or None if it has not been tuned (or its file is unreadable, or older than
+    plans: it is then tuned again)."""
     try:
-        entry = json.loads(cache_path().read_text()).get(machine_key())
-        return {False: tuple(entry["blocks"]["none"]), True: tuple(entry["blocks"]["masked"])}
+        plan = json.loads(cache_path().read_text())[machine_key()]["plan"]
+        return TilePlan(Tiles(**plan["dense"]), Tiles(**plan["masked"]))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
-def tune(progress: Callable[[float, str], None] | None = None) -> Blocks:
+def current() -> TilePlan:
+    """The plan to pass to ``tiled_attention`` on this machine: its tuned one, else UNTUNED."""
+    return tuned() or UNTUNED
+
+
+def tune(progress: Callable[[float, str], None] | None = None) -> TilePlan:
     """Time every candidate against SDPA on this machine, keep the fastest on disk, and return them.
-    ``progress(done, text)`` is told the share done (0 to 1) before each mask class."""
+    ``progress(done, text)`` is told the share done (0 to 1) before each mask class. Masked candidates are timed
+    with the dense tiles chosen first: masked attention joins whole tiles as wide as the dense block_k."""
     generator = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(*SHAPE, generator=generator) for _ in range(3))  # (B, H, T, d)
-    chosen, ratios = {}, {}
+    chosen, ratios = UNTUNED, {}
     for step, masked in enumerate((False, True)):
+        kind = "masked" if masked else "dense"
         if progress is not None:
             progress(step / 2, f"Tuning the tiled kernel's blocks for this CPU, {'masked' if masked else 'no mask'}…")
         runs: dict[object, Callable[[], object]] = {"sdpa": functools.partial(sdpa, q, k, v, is_causal=masked)}
-        for block_q, block_k in CANDIDATES[masked]:
-            runs[block_q, block_k] = functools.partial(tiled_attention, q, k, v, causal=masked, block_q=block_q, block_k=block_k)
+        for tiles in CANDIDATES[masked]:
+            plan = dataclasses.replace(chosen, **{kind: tiles})
+            runs[tiles] = functools.partial(tiled_attention, q, k, v, causal=masked, plan=plan)
         timed = time_interleaved(runs, dict.fromkeys(runs, 1), ROUNDS, reference="sdpa")
         sdpa_s = timed.pop("sdpa").spread.min
-        ratios[masked] = {f"{bq}x{bk}": round(result.spread.min / sdpa_s, 3) for (bq, bk), result in timed.items()}
-        chosen[masked] = min(timed, key=lambda blocks: timed[blocks].spread.min)
-        if not masked:  # kept at once: masked attention joins whole tiles as wide as the no-mask block (tiled.whole_tile_keys)
-            keep({False: chosen[False], True: (tuned() or BLOCKS)[True]})
-    keep(chosen, {"ratio_to_sdpa": {"none": ratios[False], "masked": ratios[True]}, "shape": SHAPE})
+        ratios[kind] = {tiles.label: round(result.spread.min / sdpa_s, 3) for tiles, result in timed.items()}
+        chosen = dataclasses.replace(chosen, **{kind: min(timed, key=lambda tiles: timed[tiles].spread.min)})
+    keep(chosen, {"ratio_to_sdpa": ratios, "shape": SHAPE})
     return chosen
 
 
-def keep(blocks: Blocks, about: dict | None = None) -> None:
-    """Write ``blocks`` as this machine's tuning (with ``about`` it: how they were measured), beside other machines'."""
+def keep(plan: TilePlan, about: dict | None = None) -> None:
+    """Write ``plan`` as this machine's tuning (with ``about`` it: how it was measured), beside other machines'."""
     path = cache_path()
     try:
         entries = json.loads(path.read_text())
     except (OSError, ValueError):
         entries = {}
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    entries[machine_key()] = {"blocks": {"none": blocks[False], "masked": blocks[True]}, "date": date, **(about or {})}
+    entries[machine_key()] = {"plan": dataclasses.asdict(plan), "date": date, **(about or {})}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entries, indent=1) + "\n")
     tuned.cache_clear()

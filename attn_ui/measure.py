@@ -12,13 +12,14 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 import streamlit as st
 import torch
 from pandas.io.formats.style import Styler
 
+from attn_core.accounting import score_matrix_bytes
 from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
 from attn_core.online_softmax import OnlineSoftmaxWalk
@@ -33,7 +34,6 @@ from attn_core.sweep import (
     parse_mask,
     sweep,
 )
-from attn_core.tiled import TILE_BYTES, block_sizes, score_matrix_bytes
 from attn_core.timing import benchmark_timer, format_bytes
 from attn_core.tuning import tune, tuned
 from attn_ui import downloads
@@ -114,7 +114,8 @@ def run_sweep(settings: Settings) -> Measured | None:
         # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep on every core, and the largest.
         with torch_threads(DEFAULT_THREADS), sweep_allocations():
             if settings.device == "cpu" and "tiled" in settings.methods and tuned() is None:
-                tune(progress.show)  # once per machine and torch version: the tiled kernel's blocks for this CPU
+                # once per machine and torch version: the tiled kernel's tiles for this CPU
+                settings = replace(settings, tiles=tune(progress.show))
             machine = describe_settings(settings)
             for event in sweep(settings, progress.timer):
                 if isinstance(event, Progress):
@@ -206,10 +207,11 @@ def slope_rows(sources: dict[str, list[Point]]) -> list[dict[str, str]]:
 
 def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) -> str:
     """What the score matrix and the tiled kernel's memory are made of, for ``settings`` at length ``t``: its blocks
-    (``block_sizes``) and workspace (``tiled_working_bytes`` less the output), which are the same at every long T, but
+    (``settings.tiles``) and workspace (``tiled_working_bytes`` less the output), which are the same at every long T, but
     for a model's mask, whose classification into tiles takes T × T booleans."""
     rows = settings.batch * settings.heads
-    heads_at_once, block_q, block_k = block_sizes(rows, t, t, masked)
+    tiles = settings.tiles.tiles(masked)
+    heads_at_once, block_q, block_k = tiles.sizes(rows, t, t)
     output_bytes = math.prod(settings.shape(t)) * settings.torch_dtype.itemsize
     model = bool(parse_mask(settings.masks[-1]).kind)
     workspace = settings.working_bytes("tiled", t, mask=settings.masks[-1]) - output_bytes
@@ -219,7 +221,7 @@ def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) 
         f"workspace{'' if model else ' that does not grow with T'}: the B·H = {rows} heads go "
         + ("all at once" if heads_at_once == rows else f"{heads_at_once} at a time")
         + f", each with a {block_q} × {block_k} tile of float32 scores "
-        f"({format_bytes(4 * heads_at_once * block_q * block_k)} together, at most {format_bytes(TILE_BYTES)}) "
+        f"({format_bytes(4 * heads_at_once * block_q * block_k)} together, at most {format_bytes(tiles.tile_bytes)}) "
         f"and its {block_q} queries scaled, with their running max, sum and output"
         + ("; the mask's tile as booleans and as floats added to the scores" if masked else "")
         + (f"; each tile's scores in {settings.dtype} and its values in float32" if settings.dtype != "float32" else "")

@@ -18,7 +18,7 @@ randomized on Linux) moves a kernel's time by a few percent for the whole life o
 the same way, so one process is one sample of a ratio (docs/performance.md has this machine's spread; pyperf spawns
 worker processes for the same reason, psf/pyperf#136).
 
-Blocks are this machine's tuned ones (attn_core.tuning), tuned first where there are none.
+Tiles are this machine's tuned ones (attn_core.tuning), tuned first where there are none, and passed to every call.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.cost_targets``. Prints each measurement,
 its target and PASS/FAIL; exits with 1 if any target fails.
@@ -39,7 +39,7 @@ from attn_core import tuning
 from attn_core.attention import naive_attention
 from attn_core.device import cpu_model
 from attn_core.masks import document_mask
-from attn_core.tiled import tiled_attention
+from attn_core.tiled import TilePlan, tiled_attention
 from attn_core.timing import loglog_fit, time_interleaved
 
 T = 4096
@@ -62,18 +62,18 @@ def qkv(batch: int, heads: int, t: int) -> tuple[torch.Tensor, ...]:
     return tuple(torch.randn(batch, heads, t, 64, generator=generator) for _ in range(3))  # (B, H, T, d)
 
 
-def largest_difference(**mask) -> float:
+def largest_difference(plan: TilePlan, **mask) -> float:
     q, k, v = qkv(1, 8, 1024)
-    return float((tiled_attention(q, k, v, **mask) - naive_attention(q, k, v, **mask)).abs().max())
+    return float((tiled_attention(q, k, v, plan=plan, **mask) - naive_attention(q, k, v, **mask)).abs().max())
 
 
-def times(batch: int, heads: int) -> dict[str, tuple[float, float]]:
+def times(batch: int, heads: int, plan: TilePlan) -> dict[str, tuple[float, float]]:
     """(min, median) seconds of SDPA, tiled and causal tiled at T, measured interleaved."""
     q, k, v = qkv(batch, heads, T)
     runs = {
         "sdpa": lambda: F.scaled_dot_product_attention(q, k, v),
-        "tiled": lambda: tiled_attention(q, k, v),
-        "tiled causal": lambda: tiled_attention(q, k, v, causal=True),
+        "tiled": lambda: tiled_attention(q, k, v, plan=plan),
+        "tiled causal": lambda: tiled_attention(q, k, v, causal=True, plan=plan),
     }
     for run in runs.values():
         run()  # warm-up
@@ -87,22 +87,25 @@ def times(batch: int, heads: int) -> dict[str, tuple[float, float]]:
     return {name: (result.spread.min, result.spread.median) for name, result in timed.items()}
 
 
-def document_ratio() -> float:
+def document_ratio(plan: TilePlan) -> float:
     """Tiled time with DOCUMENTS equal documents packed in T tokens (document_mask) over dense tiled time, B=1, H=8:
     the tiles between documents are skipped, so the work falls like 1/DOCUMENTS (fastest of ROUNDS each)."""
     q, k, v = qkv(1, 8, T)
     packed = document_mask([T // DOCUMENTS] * DOCUMENTS, T)
-    runs = {"dense": lambda: tiled_attention(q, k, v), "documents": lambda: tiled_attention(q, k, v, mask=packed)}
+    runs = {
+        "dense": lambda: tiled_attention(q, k, v, plan=plan),
+        "documents": lambda: tiled_attention(q, k, v, mask=packed, plan=plan),
+    }
     timed = time_interleaved(runs, dict.fromkeys(runs, 1), ROUNDS)
     for name, result in timed.items():
         print(f"  {name}, T={T:,}: min {result.spread.min * 1e3:.1f} ms, median {result.spread.median * 1e3:.1f} ms")
     return timed["documents"].spread.min / timed["dense"].spread.min
 
 
-def window_slope() -> float:
+def window_slope(plan: TilePlan) -> float:
     """Log-log slope of tiled time with a window of WINDOW keys over WINDOW_LENGTHS (fastest of ROUNDS)."""
     inputs = {t: qkv(1, 8, t) for t in WINDOW_LENGTHS}
-    runs = {t: (lambda q=q, k=k, v=v: tiled_attention(q, k, v, window=WINDOW)) for t, (q, k, v) in inputs.items()}
+    runs = {t: (lambda q=q, k=k, v=v: tiled_attention(q, k, v, window=WINDOW, plan=plan)) for t, (q, k, v) in inputs.items()}
     timed = time_interleaved(runs, dict.fromkeys(runs, 1), ROUNDS)
     for t, result in timed.items():
         print(f"  window {WINDOW}, T={t:,}: min {result.spread.min * 1e3:.1f} ms, median {result.spread.median * 1e3:.1f} ms")
@@ -110,11 +113,11 @@ def window_slope() -> float:
 
 
 @torch.inference_mode()
-def timings() -> dict[str, tuple[float, float]]:
+def timings(plan: TilePlan) -> dict[str, tuple[float, float]]:
     """This process's timed ratios and the most each may be, by target, each measurement printed on the way."""
     ratios = {}
     for batch, heads in SHAPES:
-        measured = times(batch, heads)
+        measured = times(batch, heads, plan)
         (sdpa_min, sdpa_median), (tiled_min, tiled_median) = measured["sdpa"], measured["tiled"]
         print(f"  tiled / SDPA at B={batch}, H={heads}: min {tiled_min / sdpa_min:.2f}, median {tiled_median / sdpa_median:.2f}")
         ratios[f"tiled time / SDPA's at B={batch}, H={heads}, T={T:,} (min)"] = (tiled_min / sdpa_min, 1.15)
@@ -123,8 +126,8 @@ def timings() -> dict[str, tuple[float, float]]:
             print(f"  causal / non-causal tiled: min {causal_min / tiled_min:.2f}, median {causal_median / tiled_median:.2f}")
             ratios[f"causal tiled / non-causal tiled at B={batch} (min)"] = (causal_min / tiled_min, 0.55)
     documents = f"tiled time with {DOCUMENTS} packed documents / dense, T={T:,} (min)"
-    ratios[documents] = (document_ratio(), 1.3 / DOCUMENTS)
-    ratios[f"tiled time with a window of {WINDOW}, log-log slope"] = (window_slope(), 1.2)
+    ratios[documents] = (document_ratio(plan), 1.3 / DOCUMENTS)
+    ratios[f"tiled time with a window of {WINDOW}, log-log slope"] = (window_slope(plan), 1.2)
     return ratios
 
 
@@ -135,10 +138,11 @@ def main() -> int:
     if tuning.tuned() is None:
         print("  this machine has no tuned blocks yet: tuning (python -m attn_core.bench --tune)")
         tuning.tune()
-    print(f"  blocks (block_q, block_k): no mask {tuning.tuned()[False]}, masked {tuning.tuned()[True]}")
+    plan = tuning.current()
+    print(f"  tiles (block_q x block_k, most scores a product): no mask {plan.dense.label}, masked {plan.masked.label}")
     results = []
     for name, mask in (("no mask", {}), ("causal", {"causal": True}), (f"window {WINDOW}", {"window": WINDOW})):
-        difference = largest_difference(**mask)
+        difference = largest_difference(plan, **mask)
         results.append(check(f"tiled vs naive, largest |difference| ({name})", difference, "≤ 1e-5", difference <= 1e-5))
     by_process = []
     for number in range(1, PROCESSES + 1):
@@ -158,6 +162,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:] == [TIMINGS]:
-        print(json.dumps(timings()))
+        print(json.dumps(timings(tuning.current())))
     else:
         sys.exit(main())

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from attn_core import available_devices
+from attn_core import available_devices, tuning
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, Settings, default_memory_budget, plan
@@ -136,6 +136,7 @@ settings = Settings(
     repeats=repeats,
     memory_budget=max(1, int(memory_gib * GIB)),
     time_budget=time_budget,
+    tiles=tuning.current(),
 )
 
 if slides.show(1):

@@ -13,11 +13,12 @@ import torch
 
 from attn_core import sweep as sweeps
 from attn_core import tuning
+from attn_core.accounting import tiled_working_bytes
 from attn_core.bench import reference_results
 from attn_core.device import DEFAULT_THREADS
 from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import TABLE_COLUMNS, Settings, plan
-from attn_core.tiled import TILE_BYTES, block_sizes, tiled_working_bytes
+from attn_core.tiled import UNTUNED, TilePlan, Tiles
 from attn_core.timing import GIB, format_bytes, supported_dtypes
 from attn_ui import measure
 from attn_ui.measure import MEASURE
@@ -226,10 +227,11 @@ def test_tiled_memory_sentence_agrees_with_tiled_working_bytes(query, masked):
     rows = batch * heads
     chunk, block_q, block_k = int(stated["chunk"] or rows), int(stated["block_q"]), int(stated["block_k"])
     assert int(stated["rows"]) == rows
-    assert stated["tiles"] == format_bytes(4 * chunk * block_q * block_k) and stated["limit"] == format_bytes(TILE_BYTES)
+    assert stated["tiles"] == format_bytes(4 * chunk * block_q * block_k)
+    assert stated["limit"] == format_bytes(UNTUNED.tiles(masked).tile_bytes)
     extrapolation = next(df.value for df in at.table if "one T × T score matrix" in df.value.columns)
     for t in (int(text.replace(",", "")) for text in extrapolation["T"]):
-        assert block_sizes(rows, t, t, masked) == (chunk, block_q, block_k)
+        assert UNTUNED.tiles(masked).sizes(rows, t, t) == (chunk, block_q, block_k)
         output = rows * t * d_head * 4
         assert format_bytes(tiled_working_bytes(batch, heads, t, d_head, torch.float32, masked) - output) == stated["workspace"]
 
@@ -399,7 +401,7 @@ def test_the_first_sweep_on_a_machine_tunes_the_tiled_blocks_once(tmp_path, monk
 
     def quick_tune(progress):
         tunings.append(progress)
-        tuning.keep({False: (64, 64), True: (32, 32)})
+        tuning.keep(TilePlan(Tiles(64, 64, 2**20), Tiles(32, 32, 2**20)))
         return tuning.tuned()
 
     monkeypatch.setattr(measure, "tune", quick_tune)

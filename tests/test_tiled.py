@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -10,21 +13,12 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core import tiled
+from attn_core.accounting import attention_flops, score_matrix_bytes, tiled_working_bytes
 from attn_core.attention import attend, naive_attention
 from attn_core.masks import causal_mask, document_mask, hidden_keys, padding_mask, window_mask
 from attn_core.online_softmax import blockwise_attention, online_softmax_walk, random_row
 from attn_core.sweep import MATMUL_SCRATCH, Settings, Skipped, matmul_reference, plan, runner
-from attn_core.tiled import (
-    BLOCK_K,
-    BLOCK_Q,
-    BLOCKS,
-    TileStats,
-    attention_flops,
-    block_sizes,
-    score_matrix_bytes,
-    tiled_attention,
-    tiled_working_bytes,
-)
+from attn_core.tiled import UNTUNED, TilePlan, TileStats, tiled_attention
 from attn_core.timing import GIB, MIB, peak_bytes, sdpa_backend
 from attn_ui.malloc import sweep_allocations
 
@@ -34,9 +28,12 @@ def qkv(t: int, dtype=torch.float64, batch: int = 2, heads: int = 3, d: int = 16
     return tuple(torch.randn(batch, heads, t, d, generator=generator, dtype=dtype) for _ in range(3))  # (B, H, T, d)
 
 
+DEFAULT_BLOCKS = (UNTUNED.dense.block_q, UNTUNED.dense.block_k)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("t, block_q, block_k", [(100, 32, 24), (7, 32, 32), (64, 16, 16), (300, BLOCK_Q, BLOCK_K)])
+@pytest.mark.parametrize("t, block_q, block_k", [(100, 32, 24), (7, 32, 32), (64, 16, 16), (300, *DEFAULT_BLOCKS)])
 def test_tiled_equals_naive_and_sdpa(dtype, causal, t, block_q, block_k):
     """Blocks that do and do not divide T, T below one block, the default blocks."""
     q, k, v = qkv(t, dtype)
@@ -232,17 +229,17 @@ LONG_MASKS = {  # name: (tiled_attention's keywords, the same as a boolean mask 
 
 
 @pytest.mark.parametrize("name", list(LONG_MASKS))
-def test_heads_in_chunks_whole_tiles_joined_and_diagonal_strips(name, monkeypatch):
-    """The default blocks at T = 2,048 under a mask, with tiles of at most 2 heads' scores (TILE_BYTES made small):
-    8 heads go in 4 chunks; whole tiles are joined into products of 512 keys (the no-mask block_k) computed one head
-    at a time; the diagonal goes in strips of block_k rows. Each equals SDPA with the same mask."""
-    block_q, block_k = BLOCKS[True]
-    monkeypatch.setattr(tiled, "TILE_BYTES", 2 * 4 * block_q * block_k)
-    assert block_sizes(8, 2048, 2048, causal=True)[0] == 2 and tiled.whole_tile_keys(2048) == BLOCKS[False][1] > block_k
+def test_heads_in_chunks_whole_tiles_joined_and_diagonal_strips(name):
+    """The default blocks at T = 2,048 under a mask, with tiles of at most 2 heads' scores (a plan's tile_bytes made
+    small): 8 heads go in 4 chunks; whole tiles are joined into products of 512 keys (the no-mask block_k) computed one
+    head at a time; the diagonal goes in strips of block_k rows. Each equals SDPA with the same mask."""
+    block_q, block_k = UNTUNED.masked.block_q, UNTUNED.masked.block_k
+    plan = TilePlan(masked=dataclasses.replace(UNTUNED.masked, tile_bytes=2 * 4 * block_q * block_k))
+    assert plan.masked.sizes(8, 2048, 2048)[0] == 2 and plan.whole_tile_keys(2048) == UNTUNED.dense.block_k > block_k
     keywords, mask = LONG_MASKS[name]
     q, k, v = qkv(2048, torch.float32, heads=4)
     stats = TileStats()
-    tiled_output = tiled_attention(q, k, v, stats=stats, **keywords)
+    tiled_output = tiled_attention(q, k, v, stats=stats, plan=plan, **keywords)
     assert torch.allclose(tiled_output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-5, rtol=0)
     assert stats.computed < stats.tiles  # tiles hidden entirely were skipped
 
@@ -412,3 +409,17 @@ def test_tiled_memory_estimate_by_dtype_and_length(dtype, t, causal):
         q, k, v = (torch.randn(batch, heads, t, 64, dtype=dtype) for _ in range(3))
         measured = peak_bytes(runner("tiled", q, k, v, causal), torch.device("cpu"))
         assert measured <= tiled_working_bytes(batch, heads, t, 64, dtype, causal) < 1.5 * measured
+
+
+def test_the_kernel_reads_no_file_its_plan_is_passed_in():
+    """tiled.py imports neither the tuning (which reads a file) nor the timing: the callers pass a TilePlan, and a
+    smaller tile_bytes puts fewer heads in one product, with the same numbers."""
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys, attn_core.tiled; print(sorted(m for m in sys.modules if m.startswith('attn_core')))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "attn_core.tuning" not in imported and "attn_core.timing" not in imported and "attn_core.tiled" in imported
+    q, k, v = qkv(512, torch.float32, heads=8)
+    one_head = TilePlan(dense=tiled.Tiles(256, 128, 4 * 256 * 128))  # one head's (256, 128) scores a product
+    assert one_head.dense.sizes(16, 512, 512) == (1, 256, 128) and UNTUNED.dense.sizes(16, 512, 512) == (8, 512, 512)
+    assert torch.allclose(tiled_attention(q, k, v, plan=one_head), F.scaled_dot_product_attention(q, k, v), atol=1e-5)
