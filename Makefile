@@ -24,8 +24,8 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.installed
 run: $(VENV)/.installed  ## start the dashboard at http://localhost:8501
 	$(BIN)/python -m streamlit run streamlit_app.py --server.port $(PORT)
 
-test: $(VENV)/.dev-installed  ## run every test
-	$(BIN)/python -m pytest
+test: $(VENV)/.dev-installed  ## run every test, in one process per core (pytest-xdist; one worker per core, tests handed out as they finish)
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 bench: $(VENV)/.dev-installed  ## the benchmarks whose results are in the README
 	$(BIN)/python benchmarks/bench_views.py

@@ -48,8 +48,10 @@ TOKEN_NAMES = "ABCD" + "efghijklmnop"  # the markers in capitals
 NO_TARGET = -100  # cross_entropy's ignore_index: a position without a target (the first of "previous")
 MAX_STEPS, MAX_D_K, MAX_BATCH, MAX_SEQ_LEN = 2000, 512, 256, 32
 TRAINING_THREADS = 1  # its tensors hold a few thousand numbers: a second thread would only wait on the first
-TIMED_STEPS = 5  # a run with a time budget is timed over the steps after its first (which warms torch up), then
-# refused if it would pass the budget
+# A run with a time budget is timed over its steps after the first (which warms torch up) until TIMED_S have passed,
+# then refused if it would pass the budget. Five steps (10 ms) were too few to judge by: on a busy machine one wait
+# for the CPU in them made a 2-second run look like a minute's.
+TIMED_S = 0.5
 
 
 class TooLong(ValueError):
@@ -190,9 +192,9 @@ def train(
             run.target_score_grad = (at_keys[counted].abs() * counted.sum()).mean().item()  # the loss is a mean over rows
         update.step()
         if step == 0:
-            warmed_up = time.perf_counter()
-        elif budget_s is not None and step == TIMED_STEPS:
-            expected = (time.perf_counter() - warmed_up) / TIMED_STEPS * steps
+            warmed_up, timed = time.perf_counter(), budget_s is None
+        elif not timed and (elapsed := time.perf_counter() - warmed_up) >= TIMED_S:
+            timed, expected = True, elapsed / step * steps
             if expected > budget_s:
                 raise TooLong(f"{steps:,} steps would take about {expected:.0f} s here, over the budget of {budget_s:.0f} s")
         if progress is not None:

@@ -14,17 +14,25 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from attn_core import tuning
-from attn_core.tiled import BLOCKS
+from attn_core.tiled import UNTUNED
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 60  # seconds; the first run imports torch
 
+# `make test` runs the tests in as many processes as the machine has cores (pytest-xdist): each process then computes,
+# and has the servers it starts compute, on one torch thread. Two processes each running torch on two threads of two
+# cores made every thread wait on another (OpenMP's threads spin while they wait): a browser test's training that
+# takes 5 s alone did not start in 60.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch.set_num_threads(1)
+
 # The tiled kernel's blocks are tuned per machine and kept in a cache directory (attn_core.tuning). The tests, and the
-# servers they start, use a fresh one holding tiled.BLOCKS as this machine's tuning: every test sees the same blocks
+# servers they start, use a fresh one holding tiled.UNTUNED as this machine's tuning: every test sees the same tiles
 # whatever a developer's machine has tuned, and no Cost sweep stops to tune first.
 os.environ["ATTN_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-cache-")
-tuning.keep(BLOCKS, {"note": "written by tests/conftest.py"})
+tuning.keep(UNTUNED, {"note": "written by tests/conftest.py"})
 
 
 @pytest.fixture(autouse=True)
