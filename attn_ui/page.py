@@ -67,36 +67,31 @@ POSITIONS = View(
     "What attention cannot see without positions (shuffle the words), sinusoidal positions against RoPE, and one "
     "head's queries and keys as points of one map.",
 )
-VIEWS = (
-    View(
-        "pages/1_Pipeline.py",
-        "Pipeline",
-        ":material/account_tree:",
-        "Step by step from words to context vectors: X, W_Q, W_K, W_V, Q, K, V, scores, softmax, weights @ V.",
-    ),
-    View(
-        "pages/2_Scaling.py",
-        "Scaling",
-        ":material/thermostat:",
-        "Why divide by √d_k: softmax temperature, the variance of q·k against d_k, and how large scores saturate softmax.",
-    ),
-    View(
-        "pages/3_Masking.py",
-        "Masking",
-        ":material/visibility_off:",
-        "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
-    ),
-    MULTI_HEAD,
-    COST,
-    REAL_MODEL,
-    TRAINING,
-    POSITIONS,
+PIPELINE = View(
+    "pages/1_Pipeline.py",
+    "Pipeline",
+    ":material/account_tree:",
+    "Step by step from words to context vectors: X, W_Q, W_K, W_V, Q, K, V, scores, softmax, weights @ V.",
 )
+SCALING = View(
+    "pages/2_Scaling.py",
+    "Scaling",
+    ":material/thermostat:",
+    "Why divide by √d_k: softmax temperature, the variance of q·k against d_k, and how large scores saturate softmax.",
+)
+MASKING = View(
+    "pages/3_Masking.py",
+    "Masking",
+    ":material/visibility_off:",
+    "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
+)
+VIEWS = (PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL_MODEL, TRAINING, POSITIONS)  # in the sidebar's order
 
 
 ALL_SECTIONS = 0  # the section number that stands for all of them, one under the other ("slide=all" in a link)
+PRESENT = Param("present", False, url_state.on_off, url_state.format_on_off)
 PRESENTER = (
-    Param("present", False, url_state.on_off, url_state.format_on_off),
+    PRESENT,
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
     Param("part", 1, url_state.integer(1, 9)),  # of the open section, in presenter mode
 )
@@ -175,7 +170,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     tune_server()
     present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
     if type(present) is not bool:
-        present = st.query_params.get("present", "off") in ("on", "true", "1", "yes")
+        present = url_state.from_link(PRESENT)  # the page's layout is set before restore() reports a bad value
     leaving = st.session_state.get("_presenting") and not present  # the sidebar comes back with the controls
     st.set_page_config(
         page_title=f"{view.label} · Attention Explorer",

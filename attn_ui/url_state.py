@@ -191,6 +191,14 @@ class Values:
         return st.session_state[name]
 
 
+def from_link(param: Param) -> Any:
+    """``param``'s value in the link, or its default where the link has none or one it does not understand."""
+    try:
+        return param.parse(st.query_params[param.key])
+    except (KeyError, ValueError):
+        return param.default
+
+
 def restore(params: Iterable[Param]) -> list[str]:
     """Before the controls: give each control not yet on screen its value from the URL. Returns the values that were
     not understood, each with its reason (for ``report_ignored``): the link's, and text typed into a box whose

@@ -54,7 +54,7 @@ if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interacti
     sys.path.insert(0, str(ROOT))
 
 from attn_ui.measure import MEASURE  # noqa: E402
-from attn_ui.page import SECTION_PICKER, VIEWS, View  # noqa: E402
+from attn_ui.page import PIPELINE, SECTION_PICKER, VIEWS, View  # noqa: E402
 from benchmarks import heap_probe  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     SENTENCE,
@@ -831,7 +831,7 @@ def run(views: list[View], repeats: int, sessions: int) -> dict:
     with chromium() as browser, app_server(script=FLOOR_APP) as floor:
         record = {"machine": machine(browser), "settings": settings, "views": []}
         progress("cold start")
-        record["cold_start"] = cold_starts(browser, VIEWS[0], min(repeats, COLD_STARTS))
+        record["cold_start"] = cold_starts(browser, PIPELINE, min(repeats, COLD_STARTS))
         with app_server() as server:
             for view in views:
                 progress(f"{view.label}: first render, controls")

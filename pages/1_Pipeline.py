@@ -49,7 +49,7 @@ SLIDES = (
     page.Section("Check", "Correctness"),
 )
 
-values = page.setup(page.VIEWS[0], PARAMS)
+values = page.setup(page.PIPELINE, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Pipeline: from words to context vectors",

@@ -47,7 +47,7 @@ SLIDES = (
     page.Section("Your sentence", "Your sentence"),
 )
 
-values = page.setup(page.VIEWS[1], PARAMS)
+values = page.setup(page.SCALING, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Scaling: why divide by √d_k?",

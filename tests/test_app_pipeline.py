@@ -133,3 +133,14 @@ def test_bad_link_values_warn_and_fall_back():
     warning = " ".join(texts(at, "warning"))
     assert "seed = “banana”" in warning and "d_k = “100000”" in warning and "preset = “nope”" in warning
     assert at.number_input(key="seed").value == 0
+
+
+@pytest.mark.parametrize("written, presenting", [("On", True), ("yes", True), ("off", False), ("maybe", False)])
+def test_present_in_a_link_is_read_as_every_on_off_value(written, presenting):
+    """The page's layout (its sidebar) and its presenter mode read ``present`` with the one parser of its Param: "On"
+    is presenter mode, and a value that is neither on nor off is reported and means off."""
+    at = open_view(PIPELINE, present=written)
+    assert_clean(at)
+    slide_bar = any(text.startswith("**Pipeline** · Step 1 of ") for text in texts(at, "markdown"))
+    assert at.session_state["present"] is presenting and slide_bar == presenting
+    assert any("present" in text for text in texts(at, "warning")) == (written == "maybe")

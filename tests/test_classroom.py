@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import asyncio
 
-from attn_ui.page import VIEWS
+from attn_ui.page import PIPELINE, SCALING, VIEWS
 from benchmarks import classroom
 from benchmarks.load import logged_server
 
-PIPELINE, SCALING = VIEWS[0], VIEWS[1]
 PLAN = classroom.Plan(link=PIPELINE, query="", changes=1, spread_s=1, think_s=(0, 0.2), seed=1)
 
 
