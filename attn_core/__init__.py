@@ -20,6 +20,7 @@ from attn_core.attention import (
 from attn_core.device import available_devices, resolve_device
 from attn_core.heads import head_metrics, pattern_similarity
 from attn_core.masks import (
+    Mask,
     additive_mask,
     causal_mask,
     document_mask,
@@ -40,6 +41,7 @@ from attn_core.walkthrough import Walkthrough, build_walkthrough
 
 __all__ = [
     "AttentionSteps",
+    "Mask",
     "MiniLM",
     "ModelIntegrityError",
     "ModelUnavailableError",

@@ -1,17 +1,30 @@
-"""Every attention mask of attn_core, in one place.
+"""Every attention mask of attn_core, in one place: the builders, and ``Mask``, one mask by its kind and sizes.
 
 A boolean mask is True where a query may attend to a key (PyTorch's convention, that of
 ``scaled_dot_product_attention``) and broadcasts over leading (batch, head) dimensions. Attention applies it by
 setting the hidden scores to -inf before softmax (``attn_core.attention.attend``); a row with nothing visible
 gets weights 0 (``masked_softmax``). The additive form of a mask holds 0 where it is True and -inf elsewhere.
+
+A ``Mask`` is a kind of KINDS with its sizes, ``Mask("global", (256, 16))``: its boolean mask at any length, its label
+and formula, and its link text "global:256:16" (``Mask.parse``, ``Mask.format``), which the sweeps of the Cost view and
+their records use. Every view builds its masks as Masks. A new kind is one entry in KINDS (README: "Add a mask").
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
 
 import torch
 from torch import Tensor
 
 Device = torch.device | str | None
+
+
+def full_mask(t: int) -> Tensor:
+    """M[i, j] = True: the (t, t) mask that hides nothing."""
+    return torch.ones(t, t, dtype=torch.bool)
 
 
 def causal_mask(t: int, device: Device = None) -> Tensor:
@@ -85,6 +98,143 @@ def global_local_mask(t: int, window: int, n_global: int) -> Tensor:
         raise ValueError(f"the global tokens must be between 0 and {t}, not {n_global}")
     is_global = torch.arange(t) < n_global  # (t,)
     return window_mask(t, window) | is_global[None, :] | is_global[:, None]  # (t, t)
+
+
+def between(ends: Sequence[int]) -> list[int]:
+    """The lengths of the documents ending at ``ends`` (the first starting at 0), those left empty left out."""
+    return [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]
+
+
+def packed_lengths(lengths: Sequence[int], t: int) -> list[int]:
+    """Documents of these lengths packed on ``t`` tokens, none padding: cut to t, and the tokens after them one more."""
+    return between([*(min(t, end) for end in accumulate(lengths)), t])
+
+
+def document_lengths(sizes: Sequence[int], t: int) -> list[int]:
+    """The documents of a "documents" Mask on ``t`` tokens. One size K: K lengths at most one apart (K cut to t). Two
+    or more: those lengths, packed (packed_lengths)."""
+    if len(sizes) == 1:
+        k = min(sizes[0], t)
+        return [t // k + (i < t % k) for i in range(k)]
+    return packed_lengths(sizes, t)
+
+
+@dataclass(frozen=True)
+class MaskKind:
+    """A kind of mask: its name on screen, its formula, its sizes and how to build it at a length."""
+
+    label: str
+    formula: str  # LaTeX: M_ij, True where query i may attend to key j
+    sizes: dict[str, int]  # its sizes' names in its link text, in their order, each with its least value: {"W": 1, "G": 0}
+    build: Callable[..., Tensor]  # (t, *sizes) -> the (t, t) boolean mask, sizes past t cut to t
+    hides_padding: bool = False  # on a padded batch, the [PAD] keys and queries are hidden as well: (B, t, t)
+    lengths: bool = False  # in place of its one size, the lengths of two or more documents ("documents:3:3:10")
+
+    def takes(self, sizes: tuple[int, ...]) -> bool:
+        """Whether ``sizes`` are this kind's: as many as it names, each at least its least value (or lengths)."""
+        if self.lengths and len(sizes) > 1:
+            return min(sizes) >= 1
+        return len(sizes) == len(self.sizes) and all(size >= low for size, low in zip(sizes, self.sizes.values(), strict=True))
+
+
+KINDS = {
+    "none": MaskKind("None", r"M_{ij} = 1", sizes={}, build=full_mask),
+    "causal": MaskKind("Causal (look-ahead)", r"M_{ij} = [\,j \le i\,]", sizes={}, build=causal_mask),
+    # a padded batch's masks (M_bij, for sentence b of real length n_b)
+    "padding": MaskKind(
+        "Padding", r"M_{bij} = [\,i < n_b\,] \wedge [\,j < n_b\,]", sizes={}, build=full_mask, hides_padding=True
+    ),
+    "both": MaskKind(
+        "Causal and padding",
+        r"M_{bij} = [\,j \le i\,] \wedge [\,i < n_b\,] \wedge [\,j < n_b\,]",
+        sizes={},
+        build=causal_mask,
+        hides_padding=True,
+    ),
+    "window": MaskKind(
+        "Sliding window (local)", r"M_{ij} = [\,i - w < j \le i\,]", sizes={"W": 1}, build=window_mask, hides_padding=True
+    ),
+    "documents": MaskKind(
+        "Packed documents",
+        r"M_{ij} = [\,\mathrm{doc}(i) = \mathrm{doc}(j)\,] \wedge [\,j \le i\,]",
+        sizes={"K": 1},
+        build=lambda t, *sizes: document_mask(document_lengths(sizes, t), t),
+        lengths=True,
+    ),
+    "prefix": MaskKind(
+        "Prefix LM",
+        r"M_{ij} = [\,j \le i\,] \vee [\,i < P \wedge j < P\,]",
+        sizes={"P": 0},
+        build=lambda t, prefix: prefix_lm_mask(min(prefix, t), t),
+    ),
+    "global": MaskKind(
+        "Global + local",
+        r"M_{ij} = [\,i - w < j \le i\,] \vee [\,i < G\,] \vee [\,j < G\,]",
+        sizes={"W": 1, "G": 0},
+        build=lambda t, window, n_global: global_local_mask(t, window, min(n_global, t)),
+    ),
+}
+MODEL_MASKS = ("documents", "prefix", "global")  # the masks of today's models
+
+
+def forms(kinds: Sequence[str]) -> str:
+    """The link texts of ``kinds`` with their sizes named and their least values: "none, window:W or prefix:P (W ≥ 1,
+    P ≥ 0)"."""
+    named = [":".join((kind, *KINDS[kind].sizes)) for kind in kinds]
+    least = {name: low for kind in kinds for name, low in KINDS[kind].sizes.items()}
+    sizes = ", ".join(f"{name} ≥ {low}" for name, low in least.items())
+    return ", ".join(named[:-1]) + " or " * (len(named) > 1) + named[-1] + (f" ({sizes})" if sizes else "")
+
+
+@dataclass(frozen=True)
+class Mask:
+    """One mask: a kind of KINDS and its sizes, in tokens (documents: K equal documents, or their lengths)."""
+
+    kind: str
+    sizes: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.kind not in KINDS or not KINDS[self.kind].takes(self.sizes):
+            raise ValueError(f"{self.kind} {self.sizes} is not a mask: a mask is {forms(list(KINDS))}")
+
+    @classmethod
+    def parse(cls, text: str, kinds: Sequence[str] = tuple(KINDS)) -> Mask:
+        """The mask of a link text, "kind" or "kind:size:size" ("window:256", "global:256:16"), one of ``kinds``;
+        ValueError naming their forms for anything else."""
+        kind, *numbers = text.split(":")
+        if kind in kinds and all(number.isascii() and number.isdecimal() for number in numbers):
+            sizes = tuple(int(number) for number in numbers)
+            if KINDS[kind].takes(sizes):
+                return cls(kind, sizes)
+        raise ValueError(f"a mask is {forms(kinds)}, not {text!r}")
+
+    def format(self) -> str:
+        """Its link text, which ``parse`` reads back: "global:256:16"."""
+        return ":".join((self.kind, *map(str, self.sizes)))
+
+    @classmethod
+    def packed(cls, lengths: Sequence[int], t: int) -> Mask:
+        """Documents of these lengths packed on ``t`` tokens: cut to t, and the tokens after them one more document;
+        a single document is "documents:1"."""
+        documents = packed_lengths(lengths, t)
+        return cls("documents", tuple(documents) if len(documents) > 1 else (1,))
+
+    @property
+    def label(self) -> str:
+        return KINDS[self.kind].label
+
+    @property
+    def formula(self) -> str:
+        return KINDS[self.kind].formula
+
+    def boolean(self, t: int, lengths: list[int] | None = None, device: Device = None) -> Tensor:
+        """M at length ``t``, True where query i may attend to key j: (t, t); (B, t, t) for a padded batch of real
+        lengths ``lengths`` under a kind that hides padding (padding, both, window). Sizes past t are cut to t."""
+        kind = KINDS[self.kind]
+        mask = kind.build(t, *self.sizes)  # (t, t)
+        if lengths is not None and kind.hides_padding:
+            mask = mask & query_key_padding_mask(lengths, t)  # (B, t, t)
+        return mask.to(device)
 
 
 def additive_mask(mask: Tensor) -> Tensor:

@@ -1,4 +1,5 @@
-"""The masks of today's models (attn_core.masking): each against its definition, and attention under each."""
+"""attn_core.masks: the masks of today's models against their definitions, and attention under each; the Mask object
+(kind, sizes, boolean mask, label, formula, link text) against the builders."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_core import document_mask, global_local_mask, prefix_lm_mask, tile_classes, window_mask
+from attn_core import (
+    causal_mask,
+    document_mask,
+    global_local_mask,
+    prefix_lm_mask,
+    query_key_padding_mask,
+    tile_classes,
+    window_mask,
+)
+from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_core.sweep import METHODS, MaskSpec, Settings, measure_length, parse_mask, runner
 from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, TileClasses, TileStats, tiled_attention
 from attn_core.timing import MIB, peak_bytes, sdpa_backend
@@ -156,3 +166,78 @@ def test_memory_estimate_under_a_model_mask_covers_the_measured_peak(method, t):
     measured = peak_bytes(call, torch.device("cpu"))
     estimate = settings.working_bytes(method, t, sdpa_backend(q, k, v, False, spec.boolean(t)))
     assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
+
+
+# --- the Mask object ---------------------------------------------------------------------------
+
+EXAMPLES = {  # kind: a mask of that kind with sizes, and its link text
+    "none": (Mask("none"), "none"),
+    "causal": (Mask("causal"), "causal"),
+    "padding": (Mask("padding"), "padding"),
+    "both": (Mask("both"), "both"),
+    "window": (Mask("window", (3,)), "window:3"),
+    "documents": (Mask("documents", (4,)), "documents:4"),
+    "prefix": (Mask("prefix", (0,)), "prefix:0"),
+    "global": (Mask("global", (256, 16)), "global:256:16"),
+}
+
+
+def test_every_kind_has_an_example():
+    assert set(EXAMPLES) == set(KINDS) and set(MODEL_MASKS) <= set(KINDS)
+
+
+@pytest.mark.parametrize("kind", list(EXAMPLES))
+def test_a_mask_round_trips_through_its_link_text(kind):
+    mask, text = EXAMPLES[kind]
+    assert mask.format() == text and Mask.parse(text) == mask and Mask.parse(mask.format()) == mask
+    assert mask.label == KINDS[kind].label and mask.formula.startswith("M_{")
+
+
+def test_documents_take_k_equal_documents_or_their_lengths():
+    """documents:K is K equal documents at every length; documents:L1:L2:… documents of those lengths, cut to T, the
+    tokens after them one more document; packed lengths that leave one document are documents:1."""
+    assert Mask.parse("documents:3:3:10") == Mask("documents", (3, 3, 10))
+    assert Mask("documents", (3, 3, 10)).format() == "documents:3:3:10"
+    assert torch.equal(Mask("documents", (3, 3)).boolean(16), document_mask([3, 3, 10], 16))
+    assert torch.equal(Mask("documents", (5, 9)).boolean(7), document_mask([5, 2], 7))
+    assert Mask.packed([3, 3], 16) == Mask("documents", (3, 3, 10)) and Mask.packed([3, 3], 6) == Mask("documents", (3, 3))
+    assert Mask.packed([20], 16) == Mask("documents", (1,)) and Mask.packed([5, 9], 4) == Mask("documents", (1,))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "None", "sideways", "window", "window:0", "window:-3", "window:3:4", "window:٣", "documents:3:0", "prefix:",
+     "global:4", "global:0:2", "causal:1", "padding:3", "custom"],
+)  # fmt: skip
+def test_bad_link_text_is_refused_naming_every_form(text):
+    with pytest.raises(ValueError, match=r"a mask is none, causal, .*global:W:G \(W ≥ 1, K ≥ 1, P ≥ 0, G ≥ 0\), not"):
+        Mask.parse(text)
+
+
+def test_a_mask_of_a_kind_or_sizes_it_does_not_have_is_refused():
+    for kind, sizes in (("sideways", ()), ("window", ()), ("window", (0,)), ("prefix", (1, 2)), ("causal", (3,))):
+        with pytest.raises(ValueError, match="is not a mask"):
+            Mask(kind, sizes)
+
+
+def test_kinds_a_caller_does_not_take_are_refused_naming_those_it_does():
+    assert Mask.parse("window:4", ("none", "window")) == Mask("window", (4,))
+    with pytest.raises(ValueError, match=r"a mask is none or window:W \(W ≥ 1\), not 'causal'"):
+        Mask.parse("causal", ("none", "window"))
+
+
+@pytest.mark.parametrize("t", [1, 5, 9])
+def test_each_boolean_mask_is_its_builder(t):
+    lengths = [t, max(1, t - 2), 1]  # a padded batch's real lengths
+    padding = query_key_padding_mask(lengths, t)  # (B, t, t)
+    assert torch.equal(Mask("none").boolean(t), torch.ones(t, t, dtype=torch.bool))
+    assert torch.equal(Mask("causal").boolean(t), causal_mask(t))
+    assert torch.equal(Mask("causal").boolean(t, lengths), causal_mask(t))  # causal alone leaves the [PAD]s seen
+    assert torch.equal(Mask("padding").boolean(t, lengths), padding)
+    assert torch.equal(Mask("both").boolean(t, lengths), padding & causal_mask(t))
+    assert torch.equal(Mask("window", (2,)).boolean(t), window_mask(t, 2))
+    assert torch.equal(Mask("window", (2,)).boolean(t, lengths), padding & window_mask(t, 2))
+    assert torch.equal(Mask("documents", (2,)).boolean(t), document_mask([(t + 1) // 2, t // 2][: min(2, t)], t))
+    assert torch.equal(Mask("prefix", (3,)).boolean(t), prefix_lm_mask(min(3, t), t))
+    assert torch.equal(Mask("global", (2, 1)).boolean(t), global_local_mask(t, 2, 1))
+    assert Mask("prefix", (3,)).boolean(t, device="cpu").device == torch.device("cpu")
