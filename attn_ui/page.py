@@ -90,10 +90,11 @@ VIEWS = (PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL_MODEL, TRAINING, POS
 
 ALL_SECTIONS = 0  # the section number that stands for all of them, one under the other ("slide=all" in a link)
 PRESENT = Param("present", False, url_state.on_off, url_state.format_on_off)
+SEED = Param("seed", 0, url_state.Integer(0, 2**31 - 1))  # of a view's random embeddings, weights or vectors
 PRESENTER = (
     PRESENT,
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
-    Param("part", 1, url_state.integer(1, 9)),  # of the open section, in presenter mode
+    Param("part", 1, url_state.Integer(1, 9)),  # of the open section, in presenter mode
 )
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
 IGNORED = "_ignored"  # session-state key: the link's ignored values, each with its reason (url_state.restore)

@@ -43,6 +43,35 @@ class Param:
         except ValueError:
             return False
 
+    # Its control, drawn with the bounds or options of its parser (Integer, Choice, Nearest): written once, here.
+    def number_input(self, label: str, **options: Any) -> int:
+        return st.number_input(label, self.parse.low, self.parse.high, key=self.key, **options)
+
+    def slider(self, label: str, **options: Any) -> int:
+        return st.slider(label, self.parse.low, self.parse.high, key=self.key, **options)
+
+    def select_slider(self, label: str, **options: Any) -> Any:
+        return st.select_slider(label, self.parse.options, key=self.key, **options)
+
+    def selectbox(self, label: str, **options: Any) -> Any:
+        return st.selectbox(label, self.parse.options, key=self.key, **options)
+
+    def radio(self, label: str, **options: Any) -> Any:
+        return st.radio(label, self.parse.options, key=self.key, **options)
+
+
+class Params(tuple):
+    """A view's parameters in order, each also by its key: ``PARAMS.seed.number_input("Seed")``."""
+
+    def __new__(cls, *params: Param) -> Params:
+        return super().__new__(cls, params)
+
+    def __getattr__(self, key: str) -> Param:
+        found = next((param for param in self if param.key == key), None)
+        if found is None:
+            raise AttributeError(f"no parameter {key!r} in this view, only {', '.join(param.key for param in self)}")
+        return found
+
 
 def mask_to_text(mask: Tensor) -> str:
     """A (T, T) boolean mask as compact text for a link: rows of 0/1 joined by "-" ("10-11" is causal for T = 2)."""
@@ -57,22 +86,26 @@ def mask_from_text(text: str) -> Tensor:
     return torch.tensor([[digit == "1" for digit in row] for row in rows], dtype=torch.bool)  # (T, T)
 
 
-def integer(low: int, high: int) -> Callable[[str], int]:
-    def parse(raw: str) -> int:
+@dataclass(frozen=True)
+class Integer:
+    """A whole number from ``low`` to ``high``: parses a link's text, and bounds the control that shows it."""
+
+    low: int
+    high: int
+
+    def __call__(self, raw: str) -> int:
         try:
             value = int(raw)
         except ValueError:
-            raise ValueError(f"expected a whole number from {low} to {high}") from None
-        if not low <= value <= high:
-            raise ValueError(f"expected a whole number from {low} to {high}")
+            raise ValueError(f"expected a whole number from {self.low} to {self.high}") from None
+        if not self.low <= value <= self.high:
+            raise ValueError(f"expected a whole number from {self.low} to {self.high}")
         return value
-
-    return parse
 
 
 def integer_or(special: int, word: str, low: int, high: int) -> Callable[[str], int]:
     """A whole number from ``low`` to ``high``, or ``word`` for the number ``special`` (e.g. "all" for 0)."""
-    within = integer(low, high)
+    within = Integer(low, high)
 
     def parse(raw: str) -> int:
         if raw.lower() == word:
@@ -89,15 +122,19 @@ def format_integer_or(special: int, word: str) -> Callable[[int], str]:
     return lambda value: word if value == special else str(value)
 
 
-def choice(options: Iterable[str]) -> Callable[[str], str]:
-    options = tuple(options)
+@dataclass(frozen=True)
+class Choice:
+    """One of ``options``: parses a link's text, and lists the options of the control that shows it."""
 
-    def parse(raw: str) -> str:
-        if raw not in options:
-            raise ValueError("expected one of " + ", ".join(options))
+    options: tuple[str, ...]  # any iterable of them: kept as a tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "options", tuple(self.options))
+
+    def __call__(self, raw: str) -> str:
+        if raw not in self.options:
+            raise ValueError("expected one of " + ", ".join(self.options))
         return raw
-
-    return parse
 
 
 def number(low: float, high: float) -> Callable[[str], float]:
@@ -115,16 +152,22 @@ def number(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
-def nearest(options: Sequence[float]) -> Callable[[str], float]:
-    """A positive number, moved to the nearest of ``options`` (on a log scale): "3" → 3.2."""
-    options = tuple(options)
-    within = number(min(options), max(options))
+@dataclass(frozen=True)
+class Nearest:
+    """A positive number, moved to the nearest of ``options`` (on a log scale): "3" → 3.2; the options of the
+    control that shows it."""
 
-    def parse(raw: str) -> float:
-        value = within(raw)
-        return min(options, key=lambda option: abs(math.log(option / value)))
+    options: tuple[float, ...]  # any sequence of them: kept as a tuple
 
-    return parse
+    def __post_init__(self):
+        object.__setattr__(self, "options", tuple(self.options))
+
+    def __call__(self, raw: str) -> float:
+        value = number(min(self.options), max(self.options))(raw)
+        return min(self.options, key=lambda option: abs(math.log(option / value)))
+
+
+integer, choice, nearest = Integer, Choice, Nearest  # the Masking and Cost views' names, until they draw from Params
 
 
 def mask_grid(max_size: int) -> Callable[[str], str]:

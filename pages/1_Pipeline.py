@@ -22,21 +22,21 @@ PRESET_LABELS = {
     "random-batch": "Batch of 6 sentences (B=6, T=8, C=32, d=16)",
 }
 WEIGHTS = {"toy": "Toy (seeded random)", "minilm": f"{MODEL_NAME}, one trained head"}
-PARAMS = (
-    Param("weights", "toy", url_state.choice(WEIGHTS)),
-    Param("layer", 0, url_state.integer(0, N_LAYERS - 1)),
-    Param("head", 0, url_state.integer(0, N_HEADS - 1)),
-    Param("preset", "custom", url_state.choice(PRESETS)),
+PARAMS = url_state.Params(
+    Param("weights", "toy", url_state.Choice(WEIGHTS)),
+    Param("layer", 0, url_state.Integer(0, N_LAYERS - 1)),
+    Param("head", 0, url_state.Integer(0, N_HEADS - 1)),
+    Param("preset", "custom", url_state.Choice(PRESETS)),
     Param("text", DEFAULT_SENTENCE, url_state.text),
     Param("source", "", url_state.text),
-    Param("d_model", 16, url_state.integer(2, 256)),
-    Param("d_k", 8, url_state.integer(1, 128)),
-    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
+    Param("d_model", 16, url_state.Integer(2, 256)),
+    Param("d_k", 8, url_state.Integer(1, 128)),
+    page.SEED,
     Param("scale", True, url_state.on_off, url_state.format_on_off),
     Param("pos", False, url_state.on_off, url_state.format_on_off),
-    Param("batch", 0, url_state.integer(0, 5)),
-    Param("query", None, url_state.integer(0, MAX_TOKENS - 1)),
-    Param("device", "cpu", url_state.choice(available_devices())),
+    Param("batch", 0, url_state.Integer(0, 5)),
+    Param("query", None, url_state.Integer(0, MAX_TOKENS - 1)),
+    Param("device", "cpu", url_state.Choice(available_devices())),
 )
 
 SLIDES = (
@@ -85,9 +85,9 @@ with slides.controls:
         fixed_size("Model width C", fixed_width, "This example gives q, k and v directly: no embeddings, no C.")
         fixed_size("Head size d_k", fixed_head, "Fixed by this example.")
     else:
-        st.number_input("Model width C", 2, 256, key="d_model")
-        st.number_input("Head size d_k", 1, 128, key="d_k")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=preset == "playing-outside" or real)
+        PARAMS.d_model.number_input("Model width C")
+        PARAMS.d_k.number_input("Head size d_k")
+    page.SEED.number_input("Seed", disabled=preset == "playing-outside" or real)
     scaled = st.toggle("Divide scores by √d_k", key="scale")
     st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside" or real)
     if len(available_devices()) > 1:

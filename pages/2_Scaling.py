@@ -27,11 +27,11 @@ from attn_ui.steps import METRIC_WIDTH, bar_block, chart_block, matrix_step, row
 from attn_ui.url_state import Param
 
 MAX_TOKENS = 32
-PARAMS = (
+PARAMS = url_state.Params(
     Param("text", DEFAULT_SENTENCE, url_state.text),
-    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
-    Param("d_k", 64, url_state.nearest(D_K_VALUES), url_state.format_number),
-    Param("scale", 1.0, url_state.nearest(SCALE_STEPS), url_state.format_number),
+    page.SEED,
+    Param("d_k", 64, url_state.Nearest(D_K_VALUES), url_state.format_number),
+    Param("scale", 1.0, url_state.Nearest(SCALE_STEPS), url_state.format_number),
 )
 
 
@@ -61,12 +61,10 @@ controls = slides.controls
 
 with controls:
     st.text_area("Sentence", key="text", help="Used in section 4. Words, punctuation and emoji each become a token.")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the random vectors and the toy embeddings.")
-    d_k = st.select_slider("Head size d_k", D_K_VALUES, key="d_k")
-    scale = st.select_slider(
+    page.SEED.number_input("Seed", help="Seeds the random vectors and the toy embeddings.")
+    d_k = PARAMS.d_k.select_slider("Head size d_k")
+    scale = PARAMS.scale.select_slider(
         "Scale s (inverse temperature)",
-        SCALE_STEPS,
-        key="scale",
         format_func=url_state.format_number,
         help="Multiplies the logits of section 1 and the scaled scores of section 4. Temperature = 1/s.",
     )

@@ -26,12 +26,12 @@ from attn_ui.url_state import Param
 MAX_TOKENS = 32
 MAX_WIDTH = 256
 SIMILAR = 0.95  # heads whose patterns are at least this similar are called redundant
-PARAMS = (
+PARAMS = url_state.Params(
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
-    Param("d_model", 32, url_state.integer(1, MAX_WIDTH)),
-    Param("heads", 4, url_state.integer(1, MAX_HEADS)),
-    Param("head", 0, url_state.integer(0, MAX_HEADS - 1)),
-    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
+    Param("d_model", 32, url_state.Integer(1, MAX_WIDTH)),
+    Param("heads", 4, url_state.Integer(1, MAX_HEADS)),
+    Param("head", 0, url_state.Integer(0, MAX_HEADS - 1)),
+    page.SEED,
 )
 
 
@@ -59,12 +59,12 @@ slides = page.Slides(
 )
 with slides.controls:
     st.text_area("Sentence", key="text", help="Words, punctuation and emoji each become a token.")
-    d_model = st.number_input("Model width C", 1, MAX_WIDTH, key="d_model")
-    asked_heads = st.number_input("Heads h", 1, MAX_HEADS, key="heads", help="Must divide C: each head gets C/h features.")
+    d_model = PARAMS.d_model.number_input("Model width C")
+    asked_heads = PARAMS.heads.number_input("Heads h", help="Must divide C: each head gets C/h features.")
     n_heads = nearest_head_counts(d_model, asked_heads)[0]
     url_state.keep_in("head", range(n_heads), min(values.head, n_heads - 1))
     head = st.selectbox("Head to open", range(n_heads), key="head")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V, W_O.")
+    page.SEED.number_input("Seed", help="Seeds the toy embeddings and W_Q, W_K, W_V, W_O.")
 
 if n_heads != asked_heads:
     try:

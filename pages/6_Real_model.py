@@ -35,9 +35,9 @@ DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest patter
 PARAMS = (
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
     Param("hide", False, url_state.on_off, url_state.format_on_off),
-    Param("layer", DEFAULT_LAYER, url_state.integer(0, N_LAYERS - 1)),
-    Param("head", DEFAULT_HEAD, url_state.integer(0, N_HEADS - 1)),
-    Param("token", None, url_state.integer(0, MAX_TOKENS - 1)),
+    Param("layer", DEFAULT_LAYER, url_state.Integer(0, N_LAYERS - 1)),
+    Param("head", DEFAULT_HEAD, url_state.Integer(0, N_HEADS - 1)),
+    Param("token", None, url_state.Integer(0, MAX_TOKENS - 1)),
     Param("text2", COREFERENCE_SENTENCES[1], url_state.text),
     Param("coref", ", ".join(COREFERENCE_WORDS), url_state.text),
     Param("word", CONTEXT_WORD, url_state.text),

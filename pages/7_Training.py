@@ -39,14 +39,14 @@ TASK_TEXT = {
     "first": "every position must name the sequence's first token. The head must learn to look at **one position**, "
     "as real heads that park their attention on [CLS] do.",
 }
-PARAMS = (
-    Param("task", "previous", url_state.choice(TASKS)),
-    Param("d_k", 256, url_state.nearest(D_K_OPTIONS), url_state.format_number),
+PARAMS = url_state.Params(
+    Param("task", "previous", url_state.Choice(TASKS)),
+    Param("d_k", 256, url_state.Nearest(D_K_OPTIONS), url_state.format_number),
     Param("scaled", True, url_state.on_off, url_state.format_on_off),
-    Param("optimizer", "adam", url_state.choice(OPTIMIZERS)),
-    Param("lr", "auto", url_state.choice(LR_OPTIONS)),
-    Param("steps", 300, url_state.nearest(STEP_OPTIONS), url_state.format_number),
-    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
+    Param("optimizer", "adam", url_state.Choice(OPTIMIZERS)),
+    Param("lr", "auto", url_state.Choice(LR_OPTIONS)),
+    Param("steps", 300, url_state.Nearest(STEP_OPTIONS), url_state.format_number),
+    page.SEED,
     Param("step", 0, url_state.integer_or(0, "last", 1, 201), url_state.format_integer_or(0, "last")),
 )
 SLIDES = (
@@ -88,13 +88,13 @@ slides = page.Slides(
     ),
 )
 with slides.controls:
-    st.selectbox("Task", TASKS, key="task")
-    st.select_slider("Head size d_k", D_K_OPTIONS, key="d_k")
+    PARAMS.task.selectbox("Task")
+    PARAMS.d_k.select_slider("Head size d_k")
     st.toggle("Scaled by 1/√d_k", key="scaled", help="Which of the two runs sections 1–4 show.")
-    st.radio("Optimizer", OPTIMIZERS, key="optimizer", format_func={"adam": "Adam", "sgd": "SGD"}.get)
-    st.select_slider("Learning rate", LR_OPTIONS, key="lr", help=f"auto: Adam {DEFAULT_LR['adam']}, SGD {DEFAULT_LR['sgd']}.")
-    st.select_slider("Steps", STEP_OPTIONS, key="steps")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the weights, the batches and the example.")
+    PARAMS.optimizer.radio("Optimizer", format_func={"adam": "Adam", "sgd": "SGD"}.get)
+    PARAMS.lr.select_slider("Learning rate", help=f"auto: Adam {DEFAULT_LR['adam']}, SGD {DEFAULT_LR['sgd']}.")
+    PARAMS.steps.select_slider("Steps")
+    page.SEED.number_input("Seed", help="Seeds the weights, the batches and the example.")
 
 state = st.session_state
 settings = Settings(

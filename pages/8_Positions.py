@@ -44,21 +44,21 @@ MAX_POSITION = 24  # the rotation's step-through goes this far
 MAX_SENTENCES = 4  # sentences of the "bank" map
 SENTENCE_LABEL = 28  # characters of a sentence in a legend
 MAP_SOURCES = {"toy": "Toy weights", "real": "MiniLM head"}
-PARAMS = (
+PARAMS = url_state.Params(
     Param("text", CAT_SAT, url_state.text),
-    Param("seed", 0, url_state.integer(0, 2**31 - 1)),
-    Param("d_k", 8, url_state.nearest(D_K_VALUES), url_state.format_number),
-    Param("shuffle", 1, url_state.integer(0, 2**31 - 1)),  # 0: the original order
+    page.SEED,
+    Param("d_k", 8, url_state.Nearest(D_K_VALUES), url_state.format_number),
+    Param("shuffle", 1, url_state.Integer(0, 2**31 - 1)),  # 0: the original order
     Param("positions", False, url_state.on_off, url_state.format_on_off),
-    Param("query", 1, url_state.integer(0, MAX_TOKENS - 1)),
-    Param("key", 0, url_state.integer(0, MAX_TOKENS - 1)),
-    Param("pair", 0, url_state.integer(0, max(D_K_VALUES) // 2 - 1)),
-    Param("m", 3, url_state.integer(0, MAX_POSITION)),
-    Param("map", "toy", url_state.choice(MAP_SOURCES)),
+    Param("query", 1, url_state.Integer(0, MAX_TOKENS - 1)),
+    Param("key", 0, url_state.Integer(0, MAX_TOKENS - 1)),
+    Param("pair", 0, url_state.Integer(0, max(D_K_VALUES) // 2 - 1)),
+    Param("m", 3, url_state.Integer(0, MAX_POSITION)),
+    Param("map", "toy", url_state.Choice(MAP_SOURCES)),
     Param("scaled", True, url_state.on_off, url_state.format_on_off),
-    Param("layer", 0, url_state.integer(0, N_LAYERS - 1)),
-    Param("head", 2, url_state.integer(0, N_HEADS - 1)),
-    Param("top", 2, url_state.integer(1, 5)),
+    Param("layer", 0, url_state.Integer(0, N_LAYERS - 1)),
+    Param("head", 2, url_state.Integer(0, N_HEADS - 1)),
+    Param("top", 2, url_state.Integer(1, 5)),
     Param("word", CONTEXT_WORD, url_state.text),
     Param("sentences", "\n".join(CONTEXT_SENTENCES[:2]), url_state.text),
 )
@@ -81,8 +81,8 @@ values = page.setup(page.POSITIONS, PARAMS)
 slides = page.Slides(SLIDES, TITLE, INTRO)
 with slides.controls:
     st.text_area("Sentence", key="text", help=f"Words, punctuation and emoji each become a token; at most {MAX_TOKENS}.")
-    st.number_input("Seed", 0, 2**31 - 1, key="seed", help="Seeds the toy embeddings and W_Q, W_K, W_V.")
-    d_k = st.select_slider("Head size d_k", D_K_VALUES, key="d_k", help="Even: RoPE turns pairs of features.")
+    page.SEED.number_input("Seed", help="Seeds the toy embeddings and W_Q, W_K, W_V.")
+    d_k = PARAMS.d_k.select_slider("Head size d_k", help="Even: RoPE turns pairs of features.")
 
 tokens = tokens_from_text(values.text, MAX_TOKENS, CAT_SAT)
 t, seed = len(tokens), values.seed
@@ -155,7 +155,7 @@ if slides.show(3):
         st.selectbox("Pair i", range(d_k // 2), key="pair", width=120)
         if slides.current != page.ALL_SECTIONS:  # otherwise section 2's choice
             st.selectbox("Query word", range(t), format_func=labels.__getitem__, key="query", width=220)
-        st.slider("Position m", 0, MAX_POSITION, key="m")
+        PARAMS.m.slider("Position m")
     rotation = pair_rotation(x[query] @ w_q, pair_index, MAX_POSITION + 1)
     rotation_block(rotation, values.m)
 
@@ -175,7 +175,7 @@ if slides.show(4):
         else:
             st.selectbox("Layer", range(N_LAYERS), key="layer", width=110)
             st.selectbox("Head", range(N_HEADS), key="head", width=110)
-        st.slider("Lines per query (its strongest keys)", 1, 5, key="top", width=260)
+        PARAMS.top.slider("Lines per query (its strongest keys)", width=260)
     found = None
     if source == "toy":
         q, k = x @ w_q, x @ w_k  # (T, d_k) each

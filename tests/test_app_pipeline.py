@@ -8,7 +8,8 @@ import torch
 from attn_core import tokenize
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.walkthrough import PRESETS, build_walkthrough
-from attn_ui.page import VIEWS
+from attn_ui.page import MULTI_HEAD, POSITIONS, TRAINING, VIEWS
+from attn_ui.page import PIPELINE as PIPELINE_VIEW
 from tests.conftest import assert_clean, heatmap_values, open_view, texts
 
 PIPELINE = "pages/1_Pipeline.py"
@@ -144,3 +145,20 @@ def test_present_in_a_link_is_read_as_every_on_off_value(written, presenting):
     slide_bar = any(text.startswith("**Pipeline** · Step 1 of ") for text in texts(at, "markdown"))
     assert at.session_state["present"] is presenting and slide_bar == presenting
     assert any("present" in text for text in texts(at, "warning")) == (written == "maybe")
+
+
+@pytest.mark.parametrize("view", [PIPELINE_VIEW, MULTI_HEAD, TRAINING, POSITIONS], ids=lambda view: view.label)
+def test_a_number_box_takes_the_bounds_of_its_link_parameter(view):
+    """Each number box is drawn from its Param (its bounds written once, in the parser): a link may hold its largest
+    value, and one past it is reported."""
+    at = open_view(view.path)
+    boxes = [box for box in at.number_input if not box.disabled and box.key]
+    assert boxes
+    for box in boxes:
+        low, high = int(box.proto.min), int(box.proto.max)
+        assert box.proto.has_min and box.proto.has_max
+        at_high = open_view(view.path, **{box.key: str(high)})
+        assert at_high.number_input(key=box.key).value == high and not texts(at_high, "warning")
+        past = open_view(view.path, **{box.key: str(high + 1)})
+        refused = f"{box.key} = “{high + 1}”: expected a whole number from {low} to {high}"
+        assert any(refused in text for text in texts(past, "warning"))
