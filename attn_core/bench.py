@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from attn_core.device import available_devices, cpu_model
+from attn_core.masks import Mask
 from attn_core.sweep import (
     DEFAULT_LENGTHS,
     DEFAULT_TIME_BUDGET,
@@ -50,7 +51,17 @@ REFERENCE_COMMAND = "python -m attn_core.bench --reference"
 REFERENCE_SETTINGS = Settings(
     lengths=tuple(2**p for p in range(7, 13)),
     repeats=5,
-    masks=("none", "causal", f"window:{DEFAULT_WINDOW}", "documents:4", "prefix:256", f"global:{DEFAULT_WINDOW}:16"),
+    masks=tuple(
+        Mask(kind, sizes).format()
+        for kind, sizes in (
+            ("none", ()),
+            ("causal", ()),
+            ("window", (DEFAULT_WINDOW,)),
+            ("documents", (4,)),
+            ("prefix", (256,)),
+            ("global", (DEFAULT_WINDOW, 16)),
+        )
+    ),
     time_budget=3600.0,
 )
 

@@ -2,11 +2,12 @@
 
 One sweep generator serves the Cost view and ``python -m attn_core.bench``:
 
-- Each run is a method under a mask, written as a spec (parse_mask): "none", "causal", "window:W" (each query sees
-  its last W keys), or a mask of today's models, built as a (T, T) boolean at each length and given as it is to
-  every method (naive and tiled as ``mask=``, SDPA as ``attn_mask=``): "documents:K" (K equal documents packed
-  in the sequence, each causal), "prefix:P" (a prefix LM: the first P tokens see each other both ways, the rest
-  causally) or "global:W:G" (a sliding window of W keys plus G global first tokens).
+- Each run is a method under a mask (attn_core.masks.Mask, written as its link text): "none", "causal", "window:W"
+  (each query sees its last W keys), applied by each method's own ``causal`` and ``window`` arguments, or a mask of
+  today's models, built as a (T, T) boolean at each length and given as it is to every method (naive and tiled as
+  ``mask=``, SDPA as ``attn_mask=``): "documents:K" (K equal documents packed in the sequence, each causal),
+  "prefix:P" (a prefix LM: the first P tokens see each other both ways, the rest causally) or "global:W:G" (a
+  sliding window of W keys plus G global first tokens).
 - Per length T, each run goes once to warm up (and to compare its output with SDPA's under the same mask, whose
   kernel is the dispatcher's own choice, see timing.sdpa_backend; not forced with sdpa_kernel, which sets
   process-wide flags: another session's SDPA call at that moment would find no kernel); that call's time sets
@@ -39,7 +40,7 @@ from torch.nn.attention import SDPBackend
 from attn_core.accounting import attention_flops, naive_working_bytes, score_matrix_bytes, tiled_working_bytes, visible_pairs
 from attn_core.attention import naive_attention
 from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
-from attn_core.masks import document_mask, global_local_mask, prefix_lm_mask, window_mask
+from attn_core.masks import MODEL_MASKS, Mask, forms, window_mask
 from attn_core.tiled import UNTUNED, TilePlan, tiled_attention
 from attn_core.timing import (
     DTYPES,
@@ -77,64 +78,33 @@ def default_memory_budget(device: str) -> int:
     return int(torch.cuda.mem_get_info()[0] * CUDA_BUDGET_FRACTION) if device == "cuda" else CPU_MEMORY_BUDGET
 
 
-MASK_FORMS = "none, causal, window:W, documents:K, prefix:P or global:W:G"
-MODEL_MASKS = {"documents": 1, "prefix": 1, "global": 2}  # a model's mask: the numbers its spec takes
+SWEEP_MASKS = ("none", "causal", "window", *MODEL_MASKS)  # the masks a sweep runs under (a padded batch's have no batch)
+MASK_FORMS = forms(SWEEP_MASKS)
+SDPA_OWN = ("none", "causal")  # the masks SDPA applies itself (is_causal); it is given the others as a boolean attn_mask
 
 
-@dataclass(frozen=True)
-class MaskSpec:
-    """A mask spec parsed: the ``causal`` and ``window`` arguments of the methods, or a model's mask (``kind`` one of
-    MODEL_MASKS, with its ``sizes``), which ``boolean`` builds at each length."""
-
-    causal: bool = False
-    window: int | None = None  # keys per query of a sliding window (causal too)
-    kind: str = ""  # "documents", "prefix" or "global"; "" for none, causal and window
-    sizes: tuple[int, ...] = ()  # documents: (K,); prefix: (P,); global: (W, G)
-
-    def boolean(self, t: int, device: torch.device | str | None = None) -> Tensor | None:
-        """The (T, T) boolean mask of a model's mask at length ``t``, True where a query may attend; None for none,
-        causal and window, which each method applies itself. K and P are cut to T, G too."""
-        if self.kind == "documents":
-            k = min(self.sizes[0], t)
-            mask = document_mask([t // k + (i < t % k) for i in range(k)], t)  # K lengths, at most 1 apart
-        elif self.kind == "prefix":
-            mask = prefix_lm_mask(min(self.sizes[0], t), t)
-        elif self.kind == "global":
-            mask = global_local_mask(t, self.sizes[0], min(self.sizes[1], t))
-        else:
-            return None
-        return mask.to(device)  # (T, T)
-
-    def sdpa_mask(self, t: int, device: torch.device | str | None = None) -> Tensor | None:
-        """What SDPA gets as ``attn_mask``: a window as its (T, T) boolean mask (SDPA has no window argument), a
-        model's mask as it is; None for none and causal (``is_causal``)."""
-        return window_mask(t, self.window, device=device) if self.window is not None else self.boolean(t, device)
-
-    @property
-    def sdpa_masked(self) -> bool:
-        """Whether SDPA gets a (T, T) boolean ``attn_mask`` (sdpa_mask is not None)."""
-        return self.window is not None or bool(self.kind)
-
-    def pairs(self, t: int) -> float:
-        """The (query, key) pairs the mask lets through at length ``t``, which FLOPs count: ``visible_pairs``
-        (T²/2 for causal), or a model's mask's True entries."""
-        mask = self.boolean(t)
-        return visible_pairs(t, self.causal, self.window) if mask is None else float(mask.sum())
+def method_arguments(mask: Mask) -> tuple[bool, int | None]:
+    """The ``causal`` and ``window`` arguments every method applies ``mask`` with: (True, W) for window:W, (True, None)
+    for causal; (False, None) for none, and for a model's mask, which each method is given as its boolean (given_mask)."""
+    return mask.kind in ("causal", "window"), mask.sizes[0] if mask.kind == "window" else None
 
 
-def parse_mask(spec: str) -> MaskSpec:
-    """A mask spec: "none"; "causal"; "window:W", the last W >= 1 keys of each query (causal); "documents:K", K >= 1
-    equal documents packed in the T tokens, each seeing only itself, causally (document_mask); "prefix:P", the first
-    P tokens see each other both ways and the rest causally (prefix_lm_mask); "global:W:G", a window of W >= 1 keys
-    plus G first tokens that see and are seen by every token (global_local_mask). ValueError for anything else."""
-    if spec in ("none", "causal"):
-        return MaskSpec(causal=spec == "causal")
-    kind, *numbers = spec.split(":")
-    arity = {"window": 1, **MODEL_MASKS}.get(kind)
-    if len(numbers) != arity or not all(number.isdecimal() for number in numbers) or kind != "prefix" and int(numbers[0]) < 1:
-        raise ValueError(f"a mask is {MASK_FORMS} (W, K >= 1; P, G >= 0), not {spec!r}")
-    sizes = tuple(int(number) for number in numbers)
-    return MaskSpec(True, sizes[0]) if kind == "window" else MaskSpec(kind=kind, sizes=sizes)
+def given_mask(mask: Mask, t: int, device: torch.device | str | None = None) -> Tensor | None:
+    """The (T, T) boolean every method is given: a model's mask at length ``t``; None for none, causal and window."""
+    return mask.boolean(t, device=device) if mask.kind in MODEL_MASKS else None
+
+
+def sdpa_mask(mask: Mask, t: int, device: torch.device | str | None = None) -> Tensor | None:
+    """What SDPA gets as ``attn_mask``: the (T, T) boolean of a window (SDPA has no window argument) or of a model's
+    mask; None for none and causal (``is_causal``)."""
+    return None if mask.kind in SDPA_OWN else mask.boolean(t, device=device)
+
+
+def mask_pairs(mask: Mask, t: int) -> float:
+    """The (query, key) pairs ``mask`` lets through at length ``t``, which FLOPs count: ``visible_pairs`` (T²/2 for
+    causal), or a model's mask's True entries."""
+    given = given_mask(mask, t)
+    return visible_pairs(t, *method_arguments(mask)) if given is None else float(given.sum())
 
 
 @dataclass(frozen=True)
@@ -152,7 +122,7 @@ class Settings:
     methods: tuple[str, ...] = METHODS
     memory_budget: int = 0  # bytes; 0: default_memory_budget(device)
     time_budget: float = DEFAULT_TIME_BUDGET  # seconds
-    masks: tuple[str, ...] = ()  # mask specs, every method runs under each; (): ("causal",) or ("none",) by ``causal``
+    masks: tuple[str, ...] = ()  # Masks' link texts, every method runs under each; (): ("causal",) or ("none",) by ``causal``
     tiles: TilePlan = UNTUNED  # the tiled kernel's: this machine's (attn_core.tuning.current())
 
     def __post_init__(self):
@@ -167,8 +137,8 @@ class Settings:
             raise ValueError(f"methods must be some of {', '.join(METHODS)}")
         if self.time_budget <= 0 or self.memory_budget < 0:
             raise ValueError("the time budget must be positive and the memory budget not negative")
-        for spec in self.masks:
-            parse_mask(spec)
+        for text in self.masks:
+            Mask.parse(text, SWEEP_MASKS)
         if not self.masks:
             object.__setattr__(self, "masks", ("causal",) if self.causal else ("none",))
         if not self.memory_budget:
@@ -195,20 +165,22 @@ class Settings:
         """Estimated bytes one call allocates on top of its inputs, output included (SDPA: that of ``backend``),
         under ``mask`` (default: the first of ``masks``). A (T, T) boolean mask made for the run is counted too
         (SDPA's window, a model's mask), and the float copy SDPA makes of a boolean mask (T² elements)."""
-        spec = parse_mask(mask or self.masks[0])
-        model = bool(spec.kind)  # every method gets a (T, T) boolean mask
+        applied = Mask.parse(mask or self.masks[0])
+        model = applied.kind in MODEL_MASKS  # every method gets a (T, T) boolean mask
+        causal, _ = method_arguments(applied)
+        sdpa_masked = applied.kind not in SDPA_OWN  # SDPA gets a (T, T) boolean mask
         sizes = (self.batch, self.heads, t, self.d_head, self.torch_dtype)
-        sdpa_copy = (method == "sdpa" and spec.sdpa_masked) * t * t * self.torch_dtype.itemsize
+        sdpa_copy = (method == "sdpa" and sdpa_masked) * t * t * self.torch_dtype.itemsize
         if method == "naive" or (method == "sdpa" and backend == SDPBackend.MATH):
             matrices = 2 if method == "naive" else 3  # math also keeps a scaled copy
-            return naive_working_bytes(*sizes, spec.causal or model, matrices=matrices) + sdpa_copy
+            return naive_working_bytes(*sizes, causal or model, matrices=matrices) + sdpa_copy
         if method == "tiled":
-            return tiled_working_bytes(*sizes, spec.causal or model, mask=model, plan=self.tiles) + model * t * t
+            return tiled_working_bytes(*sizes, causal or model, mask=model, plan=self.tiles) + model * t * t
         # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
         # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
         scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
         output = math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4
-        return output + scratch + spec.sdpa_masked * t * t + sdpa_copy
+        return output + scratch + sdpa_masked * t * t + sdpa_copy
 
 
 @dataclass(frozen=True)
@@ -216,7 +188,7 @@ class Point:
     """One method under one mask measured at one length T."""
 
     method: str
-    mask: str  # its spec (parse_mask): "none", "causal", "window:W", "documents:K", "prefix:P" or "global:W:G"
+    mask: str  # its Mask's link text: "none", "causal", "window:W", "documents:K", "prefix:P" or "global:W:G"
     T: int
     backend: str  # SDPA's kernel; "" for the others
     median_ms: float
@@ -277,9 +249,10 @@ def plan_runs(settings: Settings) -> tuple[dict[int, list[tuple[str, str]]], lis
         runs[t] = []
         for method in settings.methods:
             for mask in settings.masks:
-                spec = parse_mask(mask)
-                given = torch.ones(1, 1, dtype=torch.bool, device=settings.device).expand(t, t) if spec.sdpa_masked else None
-                backend = sdpa_backend(stand_in, stand_in, stand_in, spec.causal and given is None, given)
+                kind = Mask.parse(mask).kind
+                masked = kind not in SDPA_OWN  # SDPA is given a (T, T) boolean mask
+                given = torch.ones(1, 1, dtype=torch.bool, device=settings.device).expand(t, t) if masked else None
+                backend = sdpa_backend(stand_in, stand_in, stand_in, kind == "causal", given)
                 needed = settings.input_bytes(t) + settings.matmul_bytes(t) + settings.working_bytes(method, t, backend, mask)
                 if needed > settings.memory_budget:
                     skipped.append(Skipped(method, t, needed, settings.memory_budget, mask))
@@ -347,17 +320,17 @@ def measure_length(
     device = resolve_device(settings.device)
     generator = torch.Generator(device).manual_seed(t)
     q, k, v = (torch.randn(settings.shape(t), generator=generator, dtype=settings.torch_dtype, device=device) for _ in range(3))
-    specs = {mask: parse_mask(mask) for _, mask in runs}
-    models = {mask: spec.boolean(t, device) for mask, spec in specs.items()}  # (T, T) each, or None: made once a mask
+    applied = {mask: Mask.parse(mask) for _, mask in runs}
+    models = {mask: given_mask(applied[mask], t, device) for mask in applied}  # (T, T) each, or None: made once a mask
     calls = {
-        (method, mask): runner(method, q, k, v, specs[mask].causal, specs[mask].window, models[mask], settings.tiles)
+        (method, mask): runner(method, q, k, v, *method_arguments(applied[mask]), models[mask], settings.tiles)
         for method, mask in runs
     }
     calls[MATMUL, "none"] = matmul_reference(q, k, v)
     backends, max_diff, warm_up = {}, {}, {}
-    for mask, spec in specs.items():
-        allowed = spec.sdpa_mask(t, device)  # (T, T) or None
-        is_causal = spec.causal and allowed is None
+    for mask in applied:
+        allowed = sdpa_mask(applied[mask], t, device)  # (T, T) or None
+        is_causal = applied[mask].kind == "causal"
         backends[mask] = sdpa_backend(q, k, v, is_causal, allowed)
         reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=is_causal)
         for method, run_mask in runs:
@@ -374,7 +347,7 @@ def measure_length(
     points = []
     for method, mask in runs:
         spread = timed[method, mask].spread
-        rate = full * specs[mask].pairs(t) / (t * t) / spread.median / 1e9  # FLOPs of the pairs the mask lets through
+        rate = full * mask_pairs(applied[mask], t) / (t * t) / spread.median / 1e9  # FLOPs of the pairs the mask lets through
         points.append(
             Point(
                 method,

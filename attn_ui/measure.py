@@ -22,6 +22,7 @@ from pandas.io.formats.style import Styler
 from attn_core.accounting import score_matrix_bytes
 from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
+from attn_core.masks import MODEL_MASKS, Mask
 from attn_core.online_softmax import OnlineSoftmaxWalk
 from attn_core.sweep import (
     TABLE_COLUMNS,
@@ -31,7 +32,7 @@ from attn_core.sweep import (
     Stopped,
     describe_settings,
     fits,
-    parse_mask,
+    mask_pairs,
     sweep,
 )
 from attn_core.timing import benchmark_timer, format_bytes
@@ -213,7 +214,7 @@ def tiled_memory_note(settings: Settings, mask_name: str, masked: bool, t: int) 
     tiles = settings.tiles.tiles(masked)
     heads_at_once, block_q, block_k = tiles.sizes(rows, t, t)
     output_bytes = math.prod(settings.shape(t)) * settings.torch_dtype.itemsize
-    model = bool(parse_mask(settings.masks[-1]).kind)
+    model = Mask.parse(settings.masks[-1]).kind in MODEL_MASKS
     workspace = settings.working_bytes("tiled", t, mask=settings.masks[-1]) - output_bytes
     return (
         f"For B = {settings.batch}, H = {settings.heads}, d = {settings.d_head}, {settings.dtype}, mask: {mask_name}. "
@@ -248,7 +249,7 @@ def dense_ratios(points: list[Point], spec: str) -> str:
         for method, mask, at in medians
         if mask == spec and at == t and (method, "none", t) in medians
     )
-    share = parse_mask(spec).pairs(t) / (t * t)
+    share = mask_pairs(Mask.parse(spec), t) / (t * t)
     return (
         f"**Against dense**, at T = {t:,} ({spec} lets {share:.0%} of the query-key pairs through): {ratios} the time "
         "without a mask. Tiled skips the tiles the mask hides; naive, and SDPA given a boolean mask (it skips blocks for "

@@ -5,8 +5,9 @@ import streamlit as st
 
 from attn_core import available_devices, tuning
 from attn_core.bench import REFERENCE_COMMAND, reference_results
+from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_core.online_softmax import online_softmax_walk, random_row
-from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, Settings, default_memory_budget, plan
+from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, SWEEP_MASKS, Settings, default_memory_budget, plan
 from attn_core.timing import DTYPES, GIB, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
@@ -35,20 +36,11 @@ D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 MAX_DOCUMENTS, DEFAULT_PREFIX, MAX_GLOBAL, DEFAULT_GLOBAL = 64, 256, 1024, 16
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
-MASKS = {
-    "none": "None",
-    "causal": "Causal",
-    "window": "Sliding window",
-    "documents": "Packed documents",
-    "prefix": "Prefix LM",
-    "global": "Global + local",
-}
-MODEL_MASKS = ("documents", "prefix", "global")  # measured beside no mask (dense), as attn_core.sweep's specs say
 PARAMS = (
     Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
     Param("heads", 8, url_state.integer(1, MAX_HEADS)),
     Param("d_head", 64, url_state.nearest(D_HEAD_CHOICES)),
-    Param("mask", "none", url_state.choice(MASKS)),
+    Param("mask", "none", url_state.choice(SWEEP_MASKS)),
     Param("window", DEFAULT_WINDOW, url_state.integer(1, max(T_MAX_CHOICES))),
     Param("documents", 4, url_state.integer(1, MAX_DOCUMENTS)),
     Param("prefix", DEFAULT_PREFIX, url_state.integer(0, max(T_MAX_CHOICES))),
@@ -89,14 +81,14 @@ with slides.controls:
     # Menus, not sliders: Streamlit's slider is the heaviest control to draw, 0.1 s of a new tab's first render
     # with these two (interleaved loads, 12 pairs).
     st.selectbox("Head size d", D_HEAD_CHOICES, key="d_head")
-    mask = st.radio("Mask", list(MASKS), format_func=MASKS.get, key="mask", horizontal=True)
-    if mask in ("window", "global"):
+    kind = st.radio("Mask", SWEEP_MASKS, format_func=lambda kind: KINDS[kind].label, key="mask", horizontal=True)
+    if kind in ("window", "global"):
         st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
-    if mask == "documents":
+    if kind == "documents":
         st.number_input("Documents K", 1, MAX_DOCUMENTS, key="documents", help="K equal documents packed in the T tokens.")
-    if mask == "prefix":
+    if kind == "prefix":
         st.number_input("Prefix P (tokens)", 0, max(T_MAX_CHOICES), key="prefix", help="Seen both ways; at most T.")
-    if mask == "global":
+    if kind == "global":
         st.number_input("Global tokens G", 0, MAX_GLOBAL, key="global_tokens", help="The first G tokens see and are seen by all.")
     st.selectbox("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
     repeats = st.number_input("Repeats per point", 1, 20, key="repeats", help="Timed runs per method and length.")
@@ -118,19 +110,20 @@ if dtype not in supported_dtypes(device):
     )
     dtype = "float32"
 lengths = tuple(t for t in T_MAX_CHOICES if T_MIN <= t <= values.T_max)
-spec = {  # the mask's spec (attn_core.sweep.parse_mask)
-    "window": f"window:{values.window}",
-    "documents": f"documents:{values.documents}",
-    "prefix": f"prefix:{values.prefix}",
-    "global": f"global:{values.window}:{values.global_tokens}",
-}.get(mask, mask)
+sizes = {
+    "window": (values.window,),
+    "documents": (values.documents,),
+    "prefix": (values.prefix,),
+    "global": (values.window, values.global_tokens),
+}
+mask = Mask(kind, sizes.get(kind, ()))
 settings = Settings(
     batch=batch,
     heads=values.heads,
     d_head=values.d_head,
     dtype=dtype,
-    causal=mask == "causal",
-    masks=("none", spec) if mask in MODEL_MASKS else (spec,),
+    causal=kind == "causal",
+    masks=("none", mask.format()) if kind in MODEL_MASKS else (mask.format(),),  # a model's mask beside no mask (dense)
     device=device,
     lengths=lengths,
     repeats=repeats,
@@ -165,12 +158,12 @@ if slides.show(1):
     elif measured is not None and not measured.points:
         st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
     reference = reference_results()
-    shown = [p for p in reference.points if p.mask.split(":")[0] == settings.masks[-1].split(":")[0]]
+    shown = [p for p in reference.points if Mask.parse(p.mask).kind == kind]
     sources = {"reference": shown} if shown else {}
     if measured is not None and measured.points:
         sources["this server"] = list(measured.points)
-        if mask in MODEL_MASKS:
-            st.markdown(dense_ratios(measured.points, spec))
+        if kind in MODEL_MASKS:
+            st.markdown(dense_ratios(measured.points, mask.format()))
     if not sources:
         st.info(f"No reference results for this mask: press **{MEASURE}** to measure it here, beside no mask (dense).")
     else:
@@ -215,8 +208,8 @@ if slides.show(1):
             )
 
 if slides.show(2):
-    st.markdown(tiled_memory_note(settings, MASKS[mask].lower(), mask != "none", min(LONG_CONTEXTS.values())))
-    st.table(long_context_rows(settings, spec, LONG_CONTEXTS), hide_index=True)
+    st.markdown(tiled_memory_note(settings, mask.label.lower(), kind != "none", min(LONG_CONTEXTS.values())))
+    st.table(long_context_rows(settings, mask.format(), LONG_CONTEXTS), hide_index=True)
 
 if slides.show(3):
     st.markdown(

@@ -11,17 +11,18 @@ import pytest
 import torch
 
 from attn_core.bench import REFERENCE_COMMAND, REFERENCE_FILE, REFERENCE_SETTINGS, main, reference_results
+from attn_core.masks import Mask
 from attn_core.sweep import (
     METHODS,
+    SWEEP_MASKS,
     TABLE_COLUMNS,
-    MaskSpec,
     Point,
     Progress,
     Settings,
     Skipped,
     Stopped,
     fits,
-    parse_mask,
+    method_arguments,
     sweep,
 )
 from attn_core.timing import (
@@ -81,11 +82,11 @@ def test_masks_flag_runs_every_method_under_each_mask():
 
 
 def test_mask_specs():
-    assert parse_mask("none") == MaskSpec(False, None) and parse_mask("causal") == MaskSpec(True, None)
-    assert parse_mask("window:256") == MaskSpec(True, 256)
+    assert method_arguments(Mask.parse("none")) == (False, None) and method_arguments(Mask.parse("causal")) == (True, None)
+    assert method_arguments(Mask.parse("window:256")) == (True, 256)
     for bad in ("window", "window:0", "window:-3", "sliding:4", "Causal"):
         with pytest.raises(ValueError, match="none, causal, window:W"):
-            parse_mask(bad)
+            Mask.parse(bad, SWEEP_MASKS)
     assert Settings(causal=True).masks == ("causal",) and Settings().masks == ("none",)
 
 

@@ -17,7 +17,16 @@ from attn_core import (
     window_mask,
 )
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
-from attn_core.sweep import METHODS, MaskSpec, Settings, measure_length, parse_mask, runner
+from attn_core.sweep import (
+    METHODS,
+    SWEEP_MASKS,
+    Settings,
+    given_mask,
+    mask_pairs,
+    measure_length,
+    runner,
+    sdpa_mask,
+)
 from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, TileClasses, TileStats, tiled_attention
 from attn_core.timing import MIB, peak_bytes, sdpa_backend
 
@@ -124,21 +133,23 @@ def test_tile_classes_are_what_tiled_attention_does(mask):
 def test_model_mask_specs_build_their_masks_at_each_length():
     """A "documents:K" mask splits T into K lengths at most one apart; P and G are cut to T; the pairs counted for FLOPs are
     the mask's True entries."""
-    assert torch.equal(parse_mask("documents:3").boolean(10), document_mask([4, 3, 3], 10))
-    assert torch.equal(parse_mask("documents:16").boolean(8), document_mask([1] * 8, 8))  # K cut to T
-    assert torch.equal(parse_mask("prefix:4").boolean(10), prefix_lm_mask(4, 10))
-    assert torch.equal(parse_mask("prefix:99").boolean(10), prefix_lm_mask(10, 10))
-    assert torch.equal(parse_mask("global:3:2").boolean(10), global_local_mask(10, 3, 2))
-    assert torch.equal(parse_mask("global:3:2").sdpa_mask(10), global_local_mask(10, 3, 2))
-    assert torch.equal(parse_mask("window:3").sdpa_mask(10), window_mask(10, 3))
-    assert parse_mask("window:3").boolean(10) is None and parse_mask("causal").sdpa_mask(10) is None
-    assert parse_mask("documents:2").pairs(10) == 2 * (5 * 6 / 2) and parse_mask("causal").pairs(10) == 50
-    assert parse_mask("prefix:0") == MaskSpec(kind="prefix", sizes=(0,)) and parse_mask("global:8:0").sizes == (8, 0)
+    assert torch.equal(given_mask(Mask.parse("documents:3"), 10), document_mask([4, 3, 3], 10))
+    assert torch.equal(given_mask(Mask.parse("documents:16"), 8), document_mask([1] * 8, 8))  # K cut to T
+    assert torch.equal(given_mask(Mask.parse("prefix:4"), 10), prefix_lm_mask(4, 10))
+    assert torch.equal(given_mask(Mask.parse("prefix:99"), 10), prefix_lm_mask(10, 10))
+    assert torch.equal(given_mask(Mask.parse("global:3:2"), 10), global_local_mask(10, 3, 2))
+    assert torch.equal(sdpa_mask(Mask.parse("global:3:2"), 10), global_local_mask(10, 3, 2))
+    assert torch.equal(sdpa_mask(Mask.parse("window:3"), 10), window_mask(10, 3))
+    assert given_mask(Mask.parse("window:3"), 10) is None and sdpa_mask(Mask.parse("causal"), 10) is None
+    assert mask_pairs(Mask.parse("documents:2"), 10) == 2 * (5 * 6 / 2) and mask_pairs(Mask.parse("causal"), 10) == 50
+    assert Mask.parse("prefix:0") == Mask("prefix", (0,)) and Mask.parse("global:8:0").sizes == (8, 0)
     for bad in ("documents", "documents:0", "documents:x", "prefix:-1", "prefix:2:3", "global:4", "global:0:2", "global:4:²"):
         with pytest.raises(ValueError, match="documents:K, prefix:P or global:W:G"):
-            parse_mask(bad)
+            Mask.parse(bad, SWEEP_MASKS)
     with pytest.raises(ValueError):
         Settings(masks=("documents:0",))
+    with pytest.raises(ValueError, match="none, causal, window:W, documents:K, prefix:P or global:W:G"):
+        Settings(masks=("padding",))  # a padded batch's mask: a sweep has no batch lengths
 
 
 def test_a_sweep_runs_every_method_under_a_model_mask_against_sdpa():
@@ -150,7 +161,7 @@ def test_a_sweep_runs_every_method_under_a_model_mask_against_sdpa():
     assert [(p.method, p.mask) for p in points] == runs
     for point in points:
         assert point.max_diff < 1e-5
-        pairs = float(parse_mask(point.mask).boolean(64).sum())
+        pairs = float(Mask.parse(point.mask).boolean(64).sum())
         assert point.gflops == pytest.approx(4 * 8 * 64 * pairs / (point.median_ms / 1000) / 1e9)
 
 
@@ -161,10 +172,10 @@ def test_memory_estimate_under_a_model_mask_covers_the_measured_peak(method, t):
     booleans, which pass its tiles' memory at long T) and masks a tile of every head of a chunk."""
     settings = Settings(lengths=(t,), masks=("documents:4",))
     q, k, v = (torch.randn(settings.shape(t)) for _ in range(3))
-    spec = parse_mask("documents:4")
-    call = runner(method, q, k, v, mask=spec.boolean(t))
+    documents = Mask.parse("documents:4").boolean(t)  # (T, T)
+    call = runner(method, q, k, v, mask=documents)
     measured = peak_bytes(call, torch.device("cpu"))
-    estimate = settings.working_bytes(method, t, sdpa_backend(q, k, v, False, spec.boolean(t)))
+    estimate = settings.working_bytes(method, t, sdpa_backend(q, k, v, False, documents))
     assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
 
 
