@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 from streamlit.delta_generator import DeltaGenerator
 from torch import Tensor
 
@@ -165,6 +166,14 @@ def table(frame: pd.DataFrame, lead_lines: int = 2, lines_below: int = 0, hide_i
     per_block = math.ceil(len(frame) / blocks)
     for column, start in zip(st.columns(blocks), range(0, len(frame), per_block), strict=False):
         column.table(frame.iloc[start : start + per_block], hide_index=hide_index)
+
+
+def dataframe(data: pd.DataFrame | Styler, hide_index: bool = False) -> None:
+    """``st.dataframe(data)``; on a slide, as wide as the slide. The grid takes its width from the window before the
+    slide's magnification (attn_ui.slide.zoom), so a slide magnified 1.125 times drew it past the screen's right edge."""
+    with slide.sharing(1):
+        room = slide.slide_room()
+    st.dataframe(data, width="stretch" if room is None else room.width, hide_index=hide_index)
 
 
 def block(width: int) -> DeltaGenerator:

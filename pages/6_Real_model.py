@@ -25,7 +25,7 @@ from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
 from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note, forward, load_model
-from attn_ui.steps import bar_block, heatmap_block, labelled_lines_block, row, thumbnails_size
+from attn_ui.steps import bar_block, dataframe, heatmap_block, labelled_lines_block, row, thumbnails_size
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
@@ -198,7 +198,7 @@ if slides.show(3):
                 f"**The heads whose preference changes most.** “→{first} (1)” is the attention from “{pronoun}” to "
                 f"“{first}” in sentence 1; “change” is how much (→{first} − →{second}) moves from sentence 1 to sentence 2."
             )
-            st.dataframe(table.head(5).style.format(precision=3), hide_index=True)
+            dataframe(table.head(5).style.format(precision=3), hide_index=True)
         if slides.part(2):
             title = f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2"
             with row(1, lead_lines=3):  # the summary's three lines
