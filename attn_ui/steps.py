@@ -18,14 +18,12 @@ from attn_core import AttentionSteps
 from attn_ui import downloads, slide
 from attn_ui.charts import (
     BAR_HEIGHT,
-    FONT_SIZE,
     LEGEND_HEIGHT,
     MAX_HEIGHT,
     MAX_STEP,
     MAX_WIDTH,
     PANEL_SPACING,
     SLIDE_MIN_STEP,
-    TITLE_SIZE,
     WRAPPED_PANEL,
     bars,
     bars_width,
@@ -39,6 +37,7 @@ from attn_ui.charts import (
     legend_width,
     title_width,
 )
+from attn_ui.charts.sizes import GRID_MARGIN, TEXT_LINE
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
 from attn_ui.formula import plain_formula
@@ -284,9 +283,9 @@ def grid_panel(panels: int, width: int, height: int) -> int:
     """The largest panel (pixels a side, at least SLIDE_MIN_PANEL) with which ``panels`` panels, wrapped into rows as
     wide as ``width`` and each under its header, fit ``height`` with the grid's legend."""
     for panel in range(min(width, height), SLIDE_MIN_PANEL, -4):
-        per_row = max(1, int((width - 3 * TITLE_SIZE) // (panel + PANEL_SPACING)))
+        per_row = max(1, int((width - GRID_MARGIN) // (panel + PANEL_SPACING)))
         rows = -(-panels // per_row)
-        if rows * (panel + PANEL_SPACING + FONT_SIZE + 6) + LEGEND_HEIGHT <= height:
+        if rows * (panel + PANEL_SPACING + TEXT_LINE) + LEGEND_HEIGHT <= height:
             return panel
     return SLIDE_MIN_PANEL
 

@@ -29,7 +29,7 @@ LEGEND_WIDTH = 70  # pixels of a colour scale's legend at a plot's right: its of
 KEY_LEGEND_WIDTH = 100  # pixels of a mask's legend of named colours at a plot's right ("allowed", "blocked"; 96)
 VIEW_PADDING = 5  # pixels Vega leaves around a chart
 HEATMAP_PADDING = 18  # pixels a heatmap's drawing has above its title and under its axis title (17-18 measured)
-TITLE_LINE = FONT_SIZE + 6  # pixels of a line of a heatmap's title or subtitle
+TEXT_LINE = FONT_SIZE + 6  # pixels of a line of chart text: a heatmap's title or subtitle, a panel's header
 TITLE_LINES_PADDING = 4  # pixels a heatmap's title lines take besides their lines (a title and a subtitle: 44 measured)
 BAR_HEIGHT = 260  # pixels
 BAR_STEP = MIN_STEP + 6  # pixels per bar: its label's box, and a gap
@@ -120,7 +120,7 @@ def heatmap_frame(col_labels: list[str], title_lines: int, legend_side: str = "b
     labels = FONT_SIZE if is_index(col_labels) else max(FONT_SIZE, longest_label(col_labels) * WORD_CHAR_WIDTH)
     axis = labels + 2 * AXIS_PADDING + TITLE_SIZE
     legend = LEGEND_HEIGHT if legend_side == "bottom" else 0
-    titles = max(2, title_lines) * TITLE_LINE + TITLE_LINES_PADDING if title_lines else 0
+    titles = max(2, title_lines) * TEXT_LINE + TITLE_LINES_PADDING if title_lines else 0
     return titles + axis + legend + HEATMAP_PADDING
 
 
