@@ -1,7 +1,8 @@
 """A padded batch under a mask: look-ahead (causal), padding, both, sliding-window (local) or a custom grid.
 
-The masks are built in ``attn_core.masks``. A padded batch masks the [PAD] keys for every query, and a [PAD] query
-sees nothing: its row is fully blocked, so it gets weights 0 and context 0 (``masked_softmax``).
+The masks are ``attn_core.masks.Mask``s, built on the batch's real lengths. Padding masks the [PAD] keys for every
+query, and a [PAD] query sees nothing: its row is fully blocked, so it gets weights 0 and context 0 (``masked_softmax``).
+A custom grid is drawn by hand, cell by cell: a (T, T) boolean at one length, with no sizes to make a Mask of.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import torch
 from torch import Tensor
 
 from attn_core.attention import AttentionSteps, masked_softmax, self_attention
-from attn_core.masks import causal_mask, query_key_padding_mask, window_mask
+from attn_core.masks import Mask
 from attn_core.toy import embed_tokens, qkv_projections
 
 PAD = "[PAD]"
-MASK_KINDS = ("causal", "padding", "both", "custom", "window")
+CUSTOM = "custom"  # a grid drawn by hand
+BATCH_MASKS = ("causal", "padding", "both", CUSTOM, "window")  # the Masking view's masks of a batch: Masks, and CUSTOM
 TOY_D_MODEL, TOY_D_K = 16, 8  # the toy head's model width C and head size: small enough to print every matrix
 LARGE_NEGATIVE = -1e9  # the "large negative number" some code fills masked scores with
 
@@ -28,53 +30,34 @@ def pad_batch(sentences: list[list[str]]) -> tuple[list[list[str]], list[int]]:
     return padded, [len(tokens) for tokens in sentences]
 
 
-def build_mask(kind: str, lengths: list[int], t: int, custom: Tensor | None = None, window: int = 3) -> Tensor:
-    """The boolean mask of one kind of MASK_KINDS, broadcastable to (B, t, t).
-
-    ``custom`` is a (t, t) boolean grid, used as it is by the "custom" kind. "window" keeps the last
-    ``window`` keys of each query (itself included) among the real tokens.
-    """
-    if kind == "causal":
-        return causal_mask(t)  # (t, t)
-    if kind == "padding":
-        return query_key_padding_mask(lengths, t)  # (B, t, t)
-    if kind == "both":
-        return query_key_padding_mask(lengths, t) & causal_mask(t)  # (B, t, t)
-    if kind == "custom":
-        if custom is None or custom.shape != (t, t):
-            raise ValueError(f"a custom mask must be a ({t}, {t}) boolean grid")
-        return custom.to(torch.bool)  # (t, t)
-    if kind == "window":
-        return query_key_padding_mask(lengths, t) & window_mask(t, window)  # (B, t, t)
-    raise ValueError(f"kind must be one of {MASK_KINDS}")
-
-
 @dataclass(frozen=True)
 class MaskedBatch:
     """A batch of sentences padded to one length, its mask and its attention."""
 
     tokens: list[list[str]]  # B lists of T tokens, PAD at the end of the shorter ones
     lengths: list[int]  # B real lengths
-    kind: str  # one of MASK_KINDS
+    rule: Mask | None  # the Mask it was built from; None for a custom grid
     mask: Tensor  # bool, broadcastable to (B, T, T); True = may attend
     steps: AttentionSteps  # every tensor with a leading B
-    window: int = 3  # keys per query under the "window" kind
 
 
-def masked_batch_attention(
-    sentences: list[list[str]], kind: str, custom: Tensor | None = None, seed: int = 0, window: int = 3
-) -> MaskedBatch:
+def masked_batch_attention(sentences: list[list[str]], mask: Mask | Tensor, seed: int = 0) -> MaskedBatch:
     """Pad the sentences, build the mask and run self-attention on the toy embeddings.
 
-    Every word has one fixed embedding (PAD too), so a sentence gets the same
-    vectors alone or in a batch.
+    ``mask`` is a Mask, built on the batch's real lengths, or a custom (T, T) boolean grid, used as it is. Every word
+    has one fixed embedding (PAD too), so a sentence gets the same vectors alone or in a batch.
     """
     tokens, lengths = pad_batch(sentences)
     t = len(tokens[0])
+    if isinstance(mask, Mask):
+        rule, allowed = mask, mask.boolean(t, lengths)  # (T, T) or (B, T, T)
+    elif mask.shape == (t, t):
+        rule, allowed = None, mask.to(torch.bool)  # (T, T)
+    else:
+        raise ValueError(f"a custom mask must be a ({t}, {t}) boolean grid")
     x = torch.stack([embed_tokens(row, TOY_D_MODEL, seed) for row in tokens])  # (B, T, C)
-    mask = build_mask(kind, lengths, t, custom, window)  # (T, T) or (B, T, T)
     w_q, w_k, w_v = qkv_projections(TOY_D_MODEL, TOY_D_K, seed)
-    return MaskedBatch(tokens, lengths, kind, mask, self_attention(x, w_q, w_k, w_v, mask=mask), window)
+    return MaskedBatch(tokens, lengths, rule, allowed, self_attention(x, w_q, w_k, w_v, mask=allowed))
 
 
 def difference_from_alone(batch: MaskedBatch, seed: int = 0) -> list[float]:
@@ -82,11 +65,11 @@ def difference_from_alone(batch: MaskedBatch, seed: int = 0) -> list[float]:
     over its real tokens (sentences are not empty). The alone run has no padding; it keeps
     the causal or window mask if the batch has one.
     """
-    if batch.kind == "custom":
+    if batch.rule is None:
         raise ValueError("a custom mask has no unpadded counterpart")
     differences = []
     for b, (row, length) in enumerate(zip(batch.tokens, batch.lengths, strict=True)):
-        alone = masked_batch_attention([row[:length]], batch.kind, seed=seed, window=batch.window).steps.context[0]  # (L, d_v)
+        alone = masked_batch_attention([row[:length]], batch.rule, seed=seed).steps.context[0]  # (L, d_v)
         padded = batch.steps.context[b, :length]  # (L, d_v)
         differences.append(float((padded - alone).abs().max()))
     return differences

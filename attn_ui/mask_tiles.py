@@ -1,19 +1,21 @@
 """The Masking view's masks of today's models: each on the batch's T positions, and its tile map at a longer length.
 
-The masks are attn_core's (document_mask, prefix_lm_mask, global_local_mask). The tile map shows the same mask at a
-longer length T, each of its sizes scaled in proportion, cut into block × block tiles classified by
-``attn_core.tile_classes`` as ``tiled_attention(q, k, v, mask=M)`` classifies them: skipped, full or partial.
+The masks are attn_core.masks.Masks (MODEL_MASKS). The tile map shows the same mask at a longer length T, each of its
+sizes scaled in proportion, cut into block × block tiles classified by ``attn_core.tile_classes`` as
+``tiled_attention(q, k, v, mask=M)`` classifies them: skipped, full or partial.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 import streamlit as st
 import torch
 from torch import Tensor
 
-from attn_core import TileStats, document_mask, global_local_mask, prefix_lm_mask, tile_classes, tiled_attention
+from attn_core import TileStats, tile_classes, tiled_attention
+from attn_core.masks import KINDS, MODEL_MASKS, Mask, between, document_lengths
 from attn_core.tiled import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED
 from attn_ui import slide, url_state
 from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
@@ -22,7 +24,6 @@ from attn_ui.inputs import escape_markdown
 from attn_ui.play import step_controls
 from attn_ui.steps import METRIC_WIDTH, block, matrix_step, row
 
-MODEL_MASKS = {"documents": "Packed documents", "prefix": "Prefix LM", "global": "Global + local"}
 STEPPED = ("documents", "prefix")  # causal once past the prompt: a generation step applies
 ABOUT = {  # (the lead, shown on a slide too; the rest, left to the presenter's words)
     "documents": (
@@ -46,11 +47,6 @@ ABOUT = {  # (the lead, shown on a slide too; the rest, left to the presenter's 
         "(the sidebar's window mask).",
     ),
 }
-FORMULAS = {
-    "documents": r"M_{ij} = [\,\mathrm{doc}(i) = \mathrm{doc}(j)\,] \wedge [\,j \le i\,]",
-    "prefix": r"M_{ij} = [\,j \le i\,] \vee [\,i < P \wedge j < P\,]",
-    "global": r"M_{ij} = [\,i - w < j \le i\,] \vee [\,i < G\,] \vee [\,j < G\,]",
-}
 MAX_DOCUMENTS = 8
 TILE_LENGTHS = (64, 128, 256, 512, 1024)  # the tile map's T
 TILE_BLOCKS = (8, 16, 32, 64, 128)  # tokens a side of a tile
@@ -58,50 +54,25 @@ MAX_TILES = 32  # tiles a side of a tile map at most
 TILE_MAP_FRAME = heatmap_frame(["0"], 1)  # pixels of a tile map's height besides its plot: as a heatmap's, numbered axes
 
 
-@dataclass(frozen=True)
-class MaskSizes:
-    """A model's mask in tokens: its documents' lengths, its prefix, its window and its global tokens."""
-
-    documents: tuple[int, ...]
-    prefix: int
-    window: int
-    n_global: int
-
-    def fitted(self, t: int) -> MaskSizes:
-        """On ``t`` tokens: the documents that pass the end shortened or left out, and the tokens after the last one
-        packed as one more document (a packed row has no padding); the prefix and the global tokens at most t."""
-        ends = [min(t, end) for end in self.ends()]
-        return MaskSizes(between([*ends, t]), min(self.prefix, t), self.window, min(self.n_global, t))
-
-    def scaled(self, t_from: int, t: int) -> MaskSizes:
-        """Each size times t / t_from: the documents by their ends, the window at least 1 key."""
-        scale = t / t_from
-        documents = between([round(end * scale) for end in self.ends()])
-        return MaskSizes(documents, round(self.prefix * scale), max(1, round(self.window * scale)), round(self.n_global * scale))
-
-    def ends(self) -> list[int]:
-        """Where each document ends: the position after its last token."""
-        return torch.tensor(self.documents).cumsum(0).tolist()
-
-    def mask(self, kind: str, t: int) -> Tensor:
-        """The (t, t) boolean mask of ``kind`` (one of MODEL_MASKS) with these sizes, True where a query may attend."""
-        if kind == "documents":
-            return document_mask(list(self.documents), t)
-        if kind == "prefix":
-            return prefix_lm_mask(self.prefix, t)
-        return global_local_mask(t, self.window, self.n_global)
-
-    def describe(self, kind: str) -> str:
-        if kind == "documents":
-            return "documents of " + ", ".join(map(str, self.documents)) + " tokens"
-        if kind == "prefix":
-            return f"a prefix of P = {self.prefix}"
-        return f"a window of w = {self.window} and G = {self.n_global} global tokens"
+def scaled(mask: Mask, t_from: int, t: int) -> Mask:
+    """The same mask at length ``t``: each size times t / t_from, the documents by their ends, each size at least its
+    least value (a window of 1 key)."""
+    scale = t / t_from
+    if mask.kind == "documents":
+        ends = accumulate(document_lengths(mask.sizes, t_from))
+        return Mask.packed(between([round(end * scale) for end in ends]), t)
+    least = KINDS[mask.kind].sizes.values()
+    return Mask(mask.kind, tuple(max(low, round(size * scale)) for size, low in zip(mask.sizes, least, strict=True)))
 
 
-def between(ends: list[int]) -> tuple[int, ...]:
-    """The lengths of the documents ending at ``ends`` (the first starting at 0), those left empty left out."""
-    return tuple(end - start for start, end in zip([0, *ends], ends, strict=False) if end > start)
+def describe(mask: Mask, t: int) -> str:
+    """Its sizes in words, on ``t`` tokens."""
+    if mask.kind == "documents":
+        return "documents of " + ", ".join(map(str, document_lengths(mask.sizes, t))) + " tokens"
+    if mask.kind == "prefix":
+        return f"a prefix of P = {mask.sizes[0]}"
+    window, n_global = mask.sizes
+    return f"a window of w = {window} and G = {n_global} global tokens"
 
 
 @dataclass(frozen=True)
@@ -141,9 +112,10 @@ def tile_counts(mask: Tensor, size: int) -> tuple[list[list[str]], TileCounts]:
     return [[names[value] for value in line] for line in classes.tolist()], counts
 
 
-def controls(t: int) -> tuple[str, MaskSizes]:
-    """Draw the section's controls (where the caller is drawing) and return the mask's kind and sizes on ``t`` tokens."""
-    kind = st.segmented_control("Model's mask", list(MODEL_MASKS), format_func=MODEL_MASKS.get, key="model_mask", required=True)
+def controls(t: int) -> Mask:
+    """Draw the section's controls (where the caller is drawing) and return the mask on ``t`` tokens."""
+    label = {kind: KINDS[kind].label for kind in MODEL_MASKS}
+    kind = st.segmented_control("Model's mask", MODEL_MASKS, format_func=label.get, key="model_mask", required=True)
     if kind == "documents":
         st.text_input(
             "Document lengths",
@@ -163,15 +135,17 @@ def controls(t: int) -> tuple[str, MaskSizes]:
     blocks = [size for size in TILE_BLOCKS if st.session_state["tile_t"] // size <= MAX_TILES]
     url_state.keep_in("tile_block", blocks, max(blocks[0], min(st.session_state["tile_block"], blocks[-1])))
     st.selectbox("Tile size", blocks, key="tile_block", format_func=lambda n: f"{n} × {n}", help="block_q = block_k")
-    lengths = url_state.whole_numbers(st.session_state["documents"])  # checked by the Param: whole numbers from 1
-    sizes = MaskSizes(tuple(lengths), st.session_state["prefix"], st.session_state["global_window"], st.session_state["n_global"])
-    return kind, sizes.fitted(t)
+    if kind == "documents":
+        return Mask.packed(url_state.whole_numbers(st.session_state["documents"]), t)  # checked by the Param: from 1
+    if kind == "prefix":
+        return Mask(kind, (st.session_state["prefix"],))
+    return Mask(kind, (st.session_state["global_window"], st.session_state["n_global"]))
 
 
-def mask_on_tokens(kind: str, sizes: MaskSizes, tokens: list[str], step: int | None, step_slider: bool) -> None:
+def mask_on_tokens(mask: Mask, tokens: list[str], step: int | None, step_slider: bool) -> None:
     """The mask on the batch's positions (sentence 1's tokens), with the generation step's query outlined where
     ``step`` is given, and its slider where ``step_slider`` (another section may have drawn it)."""
-    lead, details = ABOUT[kind]
+    lead, details = ABOUT[mask.kind]
     text = lead if slide.presenting() else f"{lead} {details}"
     if step is not None and step_slider:
         step_controls(len(tokens), lead=text)  # on a slide, the text beside the slider
@@ -179,9 +153,9 @@ def mask_on_tokens(kind: str, sizes: MaskSizes, tokens: list[str], step: int | N
         st.markdown(text)
     with row(1):
         matrix_step(
-            f"{MODEL_MASKS[kind]}: {sizes.describe(kind)}",
-            FORMULAS[kind],
-            sizes.mask(kind, len(tokens)).double(),
+            f"{mask.label}: {describe(mask, len(tokens))}",
+            mask.formula,
+            mask.boolean(len(tokens)).double(),
             tokens,
             tokens,
             kind="mask",
@@ -191,12 +165,12 @@ def mask_on_tokens(kind: str, sizes: MaskSizes, tokens: list[str], step: int | N
         )
 
 
-def tile_map_row(kind: str, sizes: MaskSizes, t_from: int, t: int, size: int) -> TileCounts:
+def tile_map_row(mask: Mask, t_from: int, t: int, size: int) -> TileCounts:
     """The mask at length ``t`` (its sizes scaled from ``t_from`` tokens) in ``size`` × ``size`` tiles: the tile map,
     and beside it the share of the work saved."""
-    scaled = sizes.scaled(t_from, t)
-    classes, counts = tile_counts(scaled.mask(kind, t), size)
-    at_scale = escape_markdown(f"The same mask at T = {t:,}, each size × {t / t_from:.3g} ({scaled.describe(kind)}), ")
+    longer = scaled(mask, t_from, t)
+    classes, counts = tile_counts(longer.boolean(t), size)
+    at_scale = escape_markdown(f"The same mask at T = {t:,}, each size × {t / t_from:.3g} ({describe(longer, t)}), ")
     st.markdown(
         at_scale
         + f"in {size} × {size} tiles."
@@ -211,7 +185,7 @@ def tile_map_row(kind: str, sizes: MaskSizes, t_from: int, t: int, size: int) ->
         room = slide.slide_room()
         side = TILE_MAP_SIDE if room is None else max(120, min(room.width, room.height - TILE_MAP_FRAME))
         with block(side + 80):
-            draw(tile_map, classes, size, size, t, side=side, title=f"{kind} mask, T = {t:,}, {size} × {size} tiles")
+            draw(tile_map, classes, size, size, t, side=side, title=f"{mask.kind} mask, T = {t:,}, {size} × {size} tiles")
         with st.container(width=METRIC_WIDTH):
             skipped = 100 * counts.skipped / counts.tiles
             st.metric("Tiles skipped (%)", f"{skipped:.0f}", help=f"{counts.skipped} of {counts.tiles} tiles")

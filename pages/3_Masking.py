@@ -7,8 +7,9 @@ import streamlit as st
 from attn_core import additive_mask, padding_mask
 from attn_core.examples import MASKING_SENTENCES
 from attn_core.masking import (
+    BATCH_MASKS,
+    CUSTOM,
     LARGE_NEGATIVE,
-    MASK_KINDS,
     PAD,
     compare_fills,
     difference_from_alone,
@@ -16,6 +17,7 @@ from attn_core.masking import (
     pad_batch,
     weights_with_additive_mask,
 )
+from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_ui import mask_tiles, page, slide, url_state
 from attn_ui.charts import MAX_WIDTH
 from attn_ui.export import unique_labels
@@ -29,20 +31,13 @@ MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
 DEFAULT_WINDOW = 3  # keys a query sees under the window masks: itself and the two before it
-MASK_LABELS = {
-    "causal": "Causal (look-ahead)",
-    "padding": "Padding",
-    "both": "Causal and padding",
-    "custom": "Custom grid",
-    "window": "Sliding window (local)",
-}
 PARAMS = (
     Param("text", MASKING_SENTENCES, url_state.text),
-    Param("mask", "causal", url_state.choice(MASK_KINDS)),
+    Param("mask", "causal", url_state.choice(BATCH_MASKS)),
     Param("step", 1, url_state.integer(1, MAX_TOKENS)),
     Param("window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
-    Param("model_mask", "documents", url_state.choice(mask_tiles.MODEL_MASKS)),
+    Param("model_mask", "documents", url_state.choice(MODEL_MASKS)),
     Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS), typed=True),
     Param("prefix", 3, url_state.integer(0, MAX_TOKENS)),
     Param("global_window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
@@ -75,7 +70,8 @@ with slides.controls:
         key="text",
         help=f"2 to {MAX_SENTENCES} sentences of different lengths make a padded batch; up to {MAX_TOKENS} tokens each.",
     )
-    kind = st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key="mask")
+    labels = {kind: "Custom grid" if kind == CUSTOM else KINDS[kind].label for kind in BATCH_MASKS}
+    kind = st.radio("Mask", BATCH_MASKS, format_func=labels.get, key="mask")
     if kind == "window":
         st.slider("Window w", 1, MAX_TOKENS, key="window", help="Keys each query sees: itself and the w − 1 before it.")
 
@@ -86,7 +82,7 @@ positions = [str(i + 1) for i in range(t)]
 names = [f"sentence {b + 1}" for b in range(n_sentences)]
 grid_labels = unique_labels(tokens[0])
 step = current_step(t)
-custom = current_mask(t) if kind == "custom" else None
+custom = current_mask(t) if kind == CUSTOM else None
 
 if slides.show(1):
     if n_sentences == 1:
@@ -130,7 +126,7 @@ if slides.show(1):
                 f"A causal mask alone never lets a real token see the {PAD}s after it, but each {PAD} query still "
                 "attends to the tokens before it: its output is junk that later layers must ignore."
             )
-        if kind == "custom":
+        if kind == CUSTOM:
             st.subheader("Your mask")
             st.markdown(
                 "Tick a cell to let that query (row) attend to that key (column). One grid applies to every sentence "
@@ -139,7 +135,8 @@ if slides.show(1):
             )
             custom = mask_grid(grid_labels)
 
-batch = masked_batch_attention(sentences, kind, custom, window=values.window)
+sizes = (values.window,) if kind == "window" else ()
+batch = masked_batch_attention(sentences, custom if kind == CUSTOM else Mask(kind, sizes))
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
@@ -178,7 +175,7 @@ if slides.show(2):
                 )
 
 if slides.show(3):
-    if kind == "custom":
+    if kind == CUSTOM:
         st.info("A custom mask has no unpadded counterpart to compare with: choose a causal or padding mask.")
     else:
         st.markdown(
@@ -236,11 +233,11 @@ if slides.show(5):
 
 if slides.show(6):
     with slides.section_controls():
-        model_mask, sizes = mask_tiles.controls(t)
+        model_mask = mask_tiles.controls(t)
     if slides.part(1):
-        stepped = step if model_mask in mask_tiles.STEPPED else None
-        mask_tiles.mask_on_tokens(model_mask, sizes, grid_labels, stepped, step_slider=slides.current == 6)
+        stepped = step if model_mask.kind in mask_tiles.STEPPED else None
+        mask_tiles.mask_on_tokens(model_mask, grid_labels, stepped, step_slider=slides.current == 6)
     if slides.part(2):
-        mask_tiles.tile_map_row(model_mask, sizes, t, values.tile_t, values.tile_block)
+        mask_tiles.tile_map_row(model_mask, t, values.tile_t, values.tile_block)
 
 page.publish(PARAMS)

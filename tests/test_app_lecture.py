@@ -361,7 +361,7 @@ def test_custom_mask_grid_link_reproduces_the_grid():
     at = open_view(MASKING, mask="custom", text="I am going to play", grid=mask_to_text(grid))
     assert_clean(at)
     assert "1 query row sees no key" in " ".join(texts(at, "info"))
-    batch = masked_batch_attention([tokenize("I am going to play")], "custom", grid)
+    batch = masked_batch_attention([tokenize("I am going to play")], grid)
     assert any(torch.allclose(m, batch.steps.weights[0].double(), atol=1e-6) for m in heatmap_values(at, 5, 5))
     assert at.query_params["grid"] == mask_to_text(grid)
 

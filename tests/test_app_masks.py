@@ -3,12 +3,17 @@ tile maps, the Cost view measuring them against dense, and links that keep their
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
 from attn_core import document_mask, tokenize
+from attn_core.bench import REFERENCE_SETTINGS, reference_results
 from attn_core.examples import MASKING_SENTENCES
-from attn_core.sweep import Settings
+from attn_core.masking import BATCH_MASKS, CUSTOM
+from attn_core.masks import KINDS, Mask
+from attn_core.sweep import SWEEP_MASKS, Settings
 from attn_core.timing import format_bytes
 from attn_ui import mask_tiles, measure
 from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
@@ -112,7 +117,7 @@ def test_masking_shows_each_model_mask_and_its_tile_map(kind):
     expected = by_definition(kind, T, [2, 3], 4, 2, 1)
     assert [torch.equal(matrix.bool(), expected) for matrix in heatmap_values(at, T, T)] == [True]
     lead = next(text for text in texts(at, "markdown") if text.startswith("**"))
-    assert lead.startswith(f"**{mask_tiles.MODEL_MASKS[kind]}**")
+    assert lead.startswith(f"**{KINDS[kind].label}**")
     t, size = int(LINK["tile_t"]), int(LINK["tile_block"])
     classes = tile_classes_by_definition(scaled_by_definition(kind, t), size)
     assert tile_map_classes(at) == classes
@@ -195,3 +200,33 @@ def test_document_lengths_typed_wrong_are_reported_and_replaced():
     assert_clean(at)
     assert not [text for text in texts(at, "warning") if "not understood" in text]  # gone once a value is understood
     assert [torch.equal(m.bool(), by_definition("documents", T, [2, 4], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]
+
+
+# --- every view's masks through their link text ----------------------------------------------
+
+
+def offered_masks() -> list[Mask]:
+    """Every mask a view offers: the Cost view's, each kind of its menu with its sizes at their bounds and defaults, and
+    its reference results'; the Masking view's batch masks (windows of 1 to 16 keys), its masks of today's models on 1
+    to 16 tokens (document lengths, prefixes, windows, global tokens) and their tile maps' at each of the map's lengths."""
+    cost = [Mask(kind) for kind in ("none", "causal")]
+    cost += [Mask("window", (w,)) for w in (1, 256, 2**20)] + [Mask("documents", (k,)) for k in (1, 4, 64)]
+    cost += [Mask("prefix", (p,)) for p in (0, 256, 2**20)] + [Mask("global", (w, g)) for w in (1, 256) for g in (0, 16, 1024)]
+    cost += [Mask.parse(point.mask) for point in reference_results().points]
+    cost += [Mask.parse(text, SWEEP_MASKS) for text in REFERENCE_SETTINGS.masks]
+    batch = [Mask(kind, (w,) if kind == "window" else ()) for kind in BATCH_MASKS if kind != CUSTOM for w in range(1, 17)]
+    models, tile_maps = [], []
+    for t in range(1, 17):
+        on_tokens = [Mask.packed(lengths, t) for n in (1, 2, 3) for lengths in itertools.product((1, 3, 16), repeat=n)]
+        on_tokens += [Mask("prefix", (p,)) for p in range(t + 1)]
+        on_tokens += [Mask("global", (w, g)) for w in range(1, t + 1) for g in (0, t)]
+        models += on_tokens
+        tile_maps += [mask_tiles.scaled(mask, t, tile_t) for mask in on_tokens for tile_t in mask_tiles.TILE_LENGTHS[::2]]
+    return cost + batch + models + tile_maps
+
+
+def test_every_mask_a_view_offers_round_trips_through_its_link_text():
+    masks = offered_masks()
+    assert {mask.kind for mask in masks} == set(KINDS)
+    for mask in masks:
+        assert Mask.parse(mask.format()) == mask, mask

@@ -11,6 +11,7 @@ import torch
 from attn_core import entropy, tokenize
 from attn_core.examples import DEFAULT_SENTENCE, MASKING_SENTENCES
 from attn_core.masking import masked_batch_attention
+from attn_core.masks import Mask
 from attn_core.scaling import D_K_VALUES, dot_product_variance, sentence_attention, softmax_saturation
 from attn_ui.mask_grid import editor_key
 from attn_ui.url_state import mask_to_text
@@ -197,7 +198,7 @@ def test_masking_defaults_match_the_engine():
     at = open_view(MASKING)
     assert_clean(at)
     assert at.radio(key="mask").value == "causal"
-    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    batch = masked_batch_attention(DEFAULT_SENTENCES, Mask("causal"))
     matrices = sentence_heatmaps(at, batch)
     for b in range(3):
         assert contains(matrices, batch.steps.scaled[b])  # masked cells are drawn as masked
@@ -218,7 +219,7 @@ def test_masking_link_plays_generation_to_step_three():
     assert at.slider(key="step").value == 3
     step_texts = [text for text in texts(at, "markdown") if text.startswith("Step 3:")]
     assert step_texts[0] == "Step 3: “sat” may see 3 of 7 keys: The, cat, sat\\."
-    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    batch = masked_batch_attention(DEFAULT_SENTENCES, Mask("causal"))
     for b in range(3):
         open_sentence(at, b)
         (bars,) = bar_charts(at, "weight")
@@ -234,7 +235,7 @@ def test_masking_sliding_window_link_and_slider():
     assert [text for text in texts(at, "markdown") if text.startswith("Step 5:")][
         0
     ] == "Step 5: “the” may see 2 of 7 keys: on, the\\."
-    batch = masked_batch_attention(DEFAULT_SENTENCES, "window", window=2)
+    batch = masked_batch_attention(DEFAULT_SENTENCES, Mask("window", (2,)))
     visible = batch.mask[0].int()  # (T, T) for sentence 1: 6 tokens and a [PAD], which sees nothing
     assert visible.sum(dim=-1).tolist() == [1, 2, 2, 2, 2, 2, 0] and visible.triu(diagonal=1).eq(0).all()
     matrices = sentence_heatmaps(at, batch)
@@ -253,7 +254,7 @@ def test_masking_padding_blocks_pad_rows(kind):
     at = open_view(MASKING, mask=kind)
     assert_clean(at)
     assert any("3 query rows see no key" in message for message in texts(at, "info"))
-    batch = masked_batch_attention(DEFAULT_SENTENCES, kind)
+    batch = masked_batch_attention(DEFAULT_SENTENCES, Mask(kind))
     matrices = sentence_heatmaps(at, batch)
     assert all(contains(matrices, batch.steps.weights[b]) for b in range(3))
     # The first blocked row: NaN naively, 0 in attn_core, uniform with -1e9.
@@ -277,7 +278,7 @@ def test_masking_with_no_sentences_shows_the_example():
     at = open_view(MASKING, text=" | |  ")
     assert_clean(at)
     assert any("no sentences" in message for message in texts(at, "info"))
-    batch = masked_batch_attention(DEFAULT_SENTENCES, "causal")
+    batch = masked_batch_attention(DEFAULT_SENTENCES, Mask("causal"))
     assert contains(sentence_heatmaps(at, batch), batch.steps.weights[0])
 
 
@@ -296,7 +297,7 @@ def test_masking_with_one_sentence_far_longer():
     warnings = " ".join(texts(at, "warning"))
     assert "Sentence 2 has 40 tokens" in warnings and "first 16" in warnings
     assert "far longer" in warnings
-    batch = masked_batch_attention([["Hi", "there"], [f"w{i}" for i in range(16)]], "padding")
+    batch = masked_batch_attention([["Hi", "there"], [f"w{i}" for i in range(16)]], Mask("padding"))
     assert contains(sentence_heatmaps(at, batch), batch.steps.weights[0])
     assert at.slider(key="step").value == 16
 
@@ -335,7 +336,7 @@ def test_custom_mask_edit_blocks_one_row():
     assert any("1 query row sees no key" in message for message in texts(at, "info"))
     grid = torch.ones(5, 5, dtype=torch.bool).tril()
     grid[1] = False
-    batch = masked_batch_attention([tokenize("I am going to play")], "custom", grid)
+    batch = masked_batch_attention([tokenize("I am going to play")], grid)
     assert contains(heatmap_values(at, 5, 5), batch.steps.weights[0])
     assert contains(heatmap_values(at, 5, 5), batch.steps.scaled[0])
     assert "“am” may see 0 of 5 keys" in " ".join(texts(at, "markdown"))

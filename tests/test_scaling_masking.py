@@ -9,18 +9,18 @@ import torch.nn.functional as F
 
 from attn_core import additive_mask, causal_mask, entropy, tokenize
 from attn_core.masking import (
-    MASK_KINDS,
+    BATCH_MASKS,
+    CUSTOM,
     PAD,
     TOY_D_K,
     TOY_D_MODEL,
-    build_mask,
     compare_fills,
     difference_from_alone,
     masked_batch_attention,
     pad_batch,
     weights_with_additive_mask,
 )
-from attn_core.masks import window_mask
+from attn_core.masks import Mask, window_mask
 from attn_core.scaling import (
     D_K_VALUES,
     SCALE_STEPS,
@@ -143,22 +143,27 @@ def test_pad_batch():
     assert lengths == [3, 1, 2]
 
 
-def test_build_mask_kinds():
-    lengths, t = [3, 1], 3
-    causal = build_mask("causal", lengths, t)
+def batch_mask(kind: str, window: int = 3) -> Mask:
+    """One of the Masking view's batch masks but the custom grid."""
+    return Mask(kind, (window,) if kind == "window" else ())
+
+
+def test_batch_masks():
+    sentences, lengths, t = [["a", "b", "c"], ["d"]], [3, 1], 3
+    causal = Mask("causal").boolean(t, lengths)
     assert torch.equal(causal, causal_mask(3))
-    padding = build_mask("padding", lengths, t)
+    padding = Mask("padding").boolean(t, lengths)
     assert padding.shape == (2, 3, 3)
     assert padding[0].all()  # no PAD in the first sentence
     assert padding[1].tolist() == [[True, False, False], [False, False, False], [False, False, False]]
-    assert torch.equal(build_mask("both", lengths, t), padding & causal)
+    assert torch.equal(Mask("both").boolean(t, lengths), padding & causal)
     grid = torch.rand(3, 3) > 0.5
-    assert torch.equal(build_mask("custom", lengths, t, grid), grid)
+    assert torch.equal(masked_batch_attention(sentences, grid).mask, grid)
     with pytest.raises(ValueError):
-        build_mask("custom", lengths, t, torch.ones(2, 2, dtype=torch.bool))
+        masked_batch_attention(sentences, torch.ones(2, 2, dtype=torch.bool))
     with pytest.raises(ValueError):
-        build_mask("sideways", lengths, t)
-    window = build_mask("window", lengths, t, window=2)
+        Mask("sideways")
+    window = Mask("window", (2,)).boolean(t, lengths)
     assert torch.equal(window, padding & window_mask(3, 2))
     assert window[0].int().tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]  # the last two keys, itself included
 
@@ -166,8 +171,8 @@ def test_build_mask_kinds():
 @pytest.mark.parametrize("window", [1, 2, 3, 50])
 def test_window_outputs_see_only_the_last_w_tokens(window):
     """Padded or alone, each real token's context comes from itself and the window - 1 tokens before it."""
-    batch = masked_batch_attention(SENTENCES, "window", window=window)
-    assert batch.window == window and max(difference_from_alone(batch)) < 1e-6
+    batch = masked_batch_attention(SENTENCES, Mask("window", (window,)))
+    assert batch.rule == Mask("window", (window,)) and max(difference_from_alone(batch)) < 1e-6
     weights = batch.steps.weights  # (B, T, T)
     for b, length in enumerate(batch.lengths):
         for i in range(length):
@@ -179,13 +184,13 @@ def test_window_outputs_see_only_the_last_w_tokens(window):
     alone = F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, attn_mask=local)
     assert torch.allclose(batch.steps.context[0, : len(SENTENCES[0])], alone, atol=1e-6)
     if window >= max(batch.lengths):  # a window as long as the text is the causal mask
-        causal = masked_batch_attention(SENTENCES, "both")
+        causal = masked_batch_attention(SENTENCES, Mask("both"))
         assert torch.equal(batch.mask, causal.mask) and torch.equal(batch.steps.context, causal.steps.context)
 
 
 @pytest.mark.parametrize("kind", ["causal", "padding", "both"])
 def test_padded_outputs_equal_unpadded_ones_for_real_tokens(kind):
-    batch = masked_batch_attention(SENTENCES, kind)
+    batch = masked_batch_attention(SENTENCES, Mask(kind))
     assert batch.steps.context.shape == (3, 7, TOY_D_K)
     assert max(difference_from_alone(batch)) < 1e-6
     # Independently: each sentence alone through PyTorch's own attention.
@@ -197,7 +202,7 @@ def test_padded_outputs_equal_unpadded_ones_for_real_tokens(kind):
 
 
 def test_padding_blocks_pad_keys_and_pad_queries():
-    batch = masked_batch_attention(SENTENCES, "padding")
+    batch = masked_batch_attention(SENTENCES, Mask("padding"))
     weights = batch.steps.weights  # (B, T, T)
     for b, length in enumerate(batch.lengths):
         assert weights[b, :, length:].eq(0).all()  # nobody attends to a PAD key
@@ -208,10 +213,10 @@ def test_padding_blocks_pad_keys_and_pad_queries():
 @pytest.mark.parametrize("kind", ["causal", "both"])
 def test_causal_outputs_never_depend_on_later_tokens(kind):
     tokens = tokenize("the animal didn't cross the street because it was tired")
-    original = masked_batch_attention([tokens], kind).steps.context[0]  # (T, d)
+    original = masked_batch_attention([tokens], Mask(kind)).steps.context[0]  # (T, d)
     for t in range(len(tokens) - 1):
         changed = tokens[: t + 1] + ["zebra"] * (len(tokens) - t - 1)
-        context = masked_batch_attention([changed], kind).steps.context[0]
+        context = masked_batch_attention([changed], Mask(kind)).steps.context[0]
         assert torch.equal(context[: t + 1], original[: t + 1])
         assert not torch.allclose(context[t + 1 :], original[t + 1 :])  # the later outputs did change
 
@@ -221,8 +226,8 @@ def test_no_nan_for_any_mask():
     t = 7
     grids = [torch.zeros(t, t, dtype=torch.bool), torch.ones(t, t, dtype=torch.bool)]
     grids += [torch.rand(t, t, generator=generator) < p for p in (0.1, 0.3, 0.6) for _ in range(5)]
-    batches = [masked_batch_attention(SENTENCES, "custom", grid) for grid in grids]
-    batches += [masked_batch_attention(SENTENCES, kind) for kind in MASK_KINDS if kind != "custom"]
+    batches = [masked_batch_attention(SENTENCES, grid) for grid in grids]
+    batches += [masked_batch_attention(SENTENCES, batch_mask(kind)) for kind in BATCH_MASKS if kind != CUSTOM]
     for batch in batches:
         steps = batch.steps
         assert not steps.weights.isnan().any() and not steps.context.isnan().any()
@@ -246,10 +251,10 @@ def test_compare_fills_on_a_blocked_and_an_open_row():
         assert torch.allclose(weights, expected)
 
 
-@pytest.mark.parametrize("kind", MASK_KINDS)
+@pytest.mark.parametrize("kind", BATCH_MASKS)
 def test_boolean_and_additive_masks_give_the_same_weights(kind):
-    grid = torch.rand(7, 7, generator=torch.Generator().manual_seed(1)) < 0.5 if kind == "custom" else None
-    batch = masked_batch_attention(SENTENCES, kind, grid)
+    grid = torch.rand(7, 7, generator=torch.Generator().manual_seed(1)) < 0.5 if kind == CUSTOM else None
+    batch = masked_batch_attention(SENTENCES, grid if kind == CUSTOM else batch_mask(kind))
     steps = batch.steps
     additive = additive_mask(batch.mask)
     assert set(additive.unique().tolist()) <= {0.0, -math.inf}
