@@ -43,8 +43,8 @@ class Param:
         except ValueError:
             return False
 
-    # Its control, drawn with the bounds or options of its parser (Integer, Choice, Nearest): written once, here.
-    def number_input(self, label: str, **options: Any) -> int:
+    # Its control, drawn with the bounds or options of its parser (Integer, Number, Choice, Nearest): written once, here.
+    def number_input(self, label: str, **options: Any) -> int | float:
         return st.number_input(label, self.parse.low, self.parse.high, key=self.key, **options)
 
     def slider(self, label: str, **options: Any) -> int:
@@ -137,19 +137,21 @@ class Choice:
         return raw
 
 
-def number(low: float, high: float) -> Callable[[str], float]:
-    """A number from ``low`` to ``high``."""
+@dataclass(frozen=True)
+class Number:
+    """A number from ``low`` to ``high``: parses a link's text, and bounds the control that shows it."""
 
-    def parse(raw: str) -> float:
+    low: float
+    high: float
+
+    def __call__(self, raw: str) -> float:
         try:
             value = float(raw)
         except ValueError:
             value = math.nan
-        if not low <= value <= high:  # also rejects nan
-            raise ValueError(f"expected a number from {low:g} to {high:g}")
+        if not self.low <= value <= self.high:  # also rejects nan
+            raise ValueError(f"expected a number from {self.low:g} to {self.high:g}")
         return value
-
-    return parse
 
 
 @dataclass(frozen=True)
@@ -163,11 +165,8 @@ class Nearest:
         object.__setattr__(self, "options", tuple(self.options))
 
     def __call__(self, raw: str) -> float:
-        value = number(min(self.options), max(self.options))(raw)
+        value = Number(min(self.options), max(self.options))(raw)
         return min(self.options, key=lambda option: abs(math.log(option / value)))
-
-
-integer, choice, nearest = Integer, Choice, Nearest  # the Masking and Cost views' names, until they draw from Params
 
 
 def mask_grid(max_size: int) -> Callable[[str], str]:

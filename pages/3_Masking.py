@@ -24,26 +24,26 @@ from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import METRIC_WIDTH, bar_block, matrix_step, numbers_table, row, score_steps, table
+from attn_ui.steps import METRIC_WIDTH, bar_block, dataframe, matrix_step, numbers_table, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
 MAX_TOKENS = 16  # per sentence
 FAR_LONGER = 3  # a sentence this many times longer than another one gets a notice
 DEFAULT_WINDOW = 3  # keys a query sees under the window masks: itself and the two before it
-PARAMS = (
+PARAMS = url_state.Params(
     Param("text", MASKING_SENTENCES, url_state.text),
-    Param("mask", "causal", url_state.choice(BATCH_MASKS)),
-    Param("step", 1, url_state.integer(1, MAX_TOKENS)),
-    Param("window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
+    Param("mask", "causal", url_state.Choice(BATCH_MASKS)),
+    Param("step", 1, url_state.Integer(1, MAX_TOKENS)),
+    Param("window", DEFAULT_WINDOW, url_state.Integer(1, MAX_TOKENS)),
     Param(GRID, "", url_state.mask_grid(MAX_TOKENS)),
-    Param("model_mask", "documents", url_state.choice(MODEL_MASKS)),
+    Param("model_mask", "documents", url_state.Choice(MODEL_MASKS)),
     Param("documents", "3,3", url_state.lengths(mask_tiles.MAX_DOCUMENTS, MAX_TOKENS), typed=True),
-    Param("prefix", 3, url_state.integer(0, MAX_TOKENS)),
-    Param("global_window", DEFAULT_WINDOW, url_state.integer(1, MAX_TOKENS)),
-    Param("n_global", 1, url_state.integer(0, MAX_TOKENS)),
-    Param("tile_t", 256, url_state.nearest(mask_tiles.TILE_LENGTHS)),
-    Param("tile_block", 32, url_state.nearest(mask_tiles.TILE_BLOCKS)),
+    Param("prefix", 3, url_state.Integer(0, MAX_TOKENS)),
+    Param("global_window", DEFAULT_WINDOW, url_state.Integer(1, MAX_TOKENS)),
+    Param("n_global", 1, url_state.Integer(0, MAX_TOKENS)),
+    Param("tile_t", 256, url_state.Nearest(mask_tiles.TILE_LENGTHS)),
+    Param("tile_block", 32, url_state.Nearest(mask_tiles.TILE_BLOCKS)),
 )
 SLIDES = (
     page.Section("Padding", "The batch, padded", parts=2),
@@ -54,7 +54,7 @@ SLIDES = (
     page.Section("Model masks", "Masks of today's models", parts=2),
 )
 
-values = page.setup(page.VIEWS[2], PARAMS)
+values = page.setup(page.MASKING, PARAMS)
 slides = page.Slides(
     SLIDES,
     "Masking: what each query may see",
@@ -71,9 +71,9 @@ with slides.controls:
         help=f"2 to {MAX_SENTENCES} sentences of different lengths make a padded batch; up to {MAX_TOKENS} tokens each.",
     )
     labels = {kind: "Custom grid" if kind == CUSTOM else KINDS[kind].label for kind in BATCH_MASKS}
-    kind = st.radio("Mask", BATCH_MASKS, format_func=labels.get, key="mask")
+    kind = PARAMS.mask.radio("Mask", format_func=labels.get)
     if kind == "window":
-        st.slider("Window w", 1, MAX_TOKENS, key="window", help="Keys each query sees: itself and the w − 1 before it.")
+        PARAMS.window.slider("Window w", help="Keys each query sees: itself and the w − 1 before it.")
 
 sentences = sentences_from_text(values.text, MAX_SENTENCES, MAX_TOKENS, MASKING_SENTENCES)
 tokens, lengths = pad_batch(sentences)
@@ -186,7 +186,7 @@ if slides.show(3):
             {"real tokens": lengths, PAD: [t - n for n in lengths], "largest |difference|": difference_from_alone(batch)},
             index=names,
         )
-        st.dataframe(check.style.format({"largest |difference|": "{:.1e}"}))
+        dataframe(check.style.format({"largest |difference|": "{:.1e}"}))
 
 if slides.show(4):
     b, query = empty.nonzero()[0].tolist() if empty.any() else (0, step - 1)

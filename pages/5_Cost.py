@@ -36,21 +36,21 @@ D_HEAD_CHOICES = (8, 16, 32, 64, 128, 256)
 MAX_HEADS = 32
 MAX_DOCUMENTS, DEFAULT_PREFIX, MAX_GLOBAL, DEFAULT_GLOBAL = 64, 256, 1024, 16
 LONG_CONTEXTS = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "1M": 1_048_576}
-PARAMS = (
-    Param("T_max", DEFAULT_T_MAX, url_state.nearest(T_MAX_CHOICES)),
-    Param("heads", 8, url_state.integer(1, MAX_HEADS)),
-    Param("d_head", 64, url_state.nearest(D_HEAD_CHOICES)),
-    Param("mask", "none", url_state.choice(SWEEP_MASKS)),
-    Param("window", DEFAULT_WINDOW, url_state.integer(1, max(T_MAX_CHOICES))),
-    Param("documents", 4, url_state.integer(1, MAX_DOCUMENTS)),
-    Param("prefix", DEFAULT_PREFIX, url_state.integer(0, max(T_MAX_CHOICES))),
-    Param("global_tokens", DEFAULT_GLOBAL, url_state.integer(0, MAX_GLOBAL)),
-    Param("dtype", "float32", url_state.choice(DTYPES)),
-    Param("batch", 1, url_state.integer(1, 16)),
-    Param("repeats", 3, url_state.integer(1, 20)),
-    Param("time_budget", DEFAULT_TIME_BUDGET, url_state.number(0.01, 300.0), url_state.format_number),
-    Param("walk_t", 12, url_state.integer(2, 32)),
-    Param("walk_block", 4, url_state.integer(1, 32)),
+PARAMS = url_state.Params(
+    Param("T_max", DEFAULT_T_MAX, url_state.Nearest(T_MAX_CHOICES)),
+    Param("heads", 8, url_state.Integer(1, MAX_HEADS)),
+    Param("d_head", 64, url_state.Nearest(D_HEAD_CHOICES)),
+    Param("mask", "none", url_state.Choice(SWEEP_MASKS)),
+    Param("window", DEFAULT_WINDOW, url_state.Integer(1, max(T_MAX_CHOICES))),
+    Param("documents", 4, url_state.Integer(1, MAX_DOCUMENTS)),
+    Param("prefix", DEFAULT_PREFIX, url_state.Integer(0, max(T_MAX_CHOICES))),
+    Param("global_tokens", DEFAULT_GLOBAL, url_state.Integer(0, MAX_GLOBAL)),
+    Param("dtype", "float32", url_state.Choice(DTYPES)),
+    Param("batch", 1, url_state.Integer(1, 16)),
+    Param("repeats", 3, url_state.Integer(1, 20)),
+    Param("time_budget", DEFAULT_TIME_BUDGET, url_state.Number(0.01, 300.0), url_state.format_number),
+    Param("walk_t", 12, url_state.Integer(2, 32)),
+    Param("walk_block", 4, url_state.Integer(1, 32)),
 )
 
 
@@ -75,23 +75,23 @@ slides = page.Slides(
 )
 with slides.controls:
     device = st.selectbox("Device", available_devices(), key="device") if len(available_devices()) > 1 else "cpu"
-    st.selectbox("Element type", list(DTYPES), key="dtype", help="bfloat16 on the CPU, float16 on CUDA.")
-    batch = st.number_input("Batch B", 1, 16, key="batch")
-    st.number_input("Heads H", 1, MAX_HEADS, key="heads")
+    PARAMS.dtype.selectbox("Element type", help="bfloat16 on the CPU, float16 on CUDA.")
+    batch = PARAMS.batch.number_input("Batch B")
+    PARAMS.heads.number_input("Heads H")
     # Menus, not sliders: Streamlit's slider is the heaviest control to draw, 0.1 s of a new tab's first render
     # with these two (interleaved loads, 12 pairs).
-    st.selectbox("Head size d", D_HEAD_CHOICES, key="d_head")
-    kind = st.radio("Mask", SWEEP_MASKS, format_func=lambda kind: KINDS[kind].label, key="mask", horizontal=True)
+    PARAMS.d_head.selectbox("Head size d")
+    kind = PARAMS.mask.radio("Mask", format_func=lambda kind: KINDS[kind].label, horizontal=True)
     if kind in ("window", "global"):
-        st.number_input("Window w (keys per query)", 1, max(T_MAX_CHOICES), key="window")
+        PARAMS.window.number_input("Window w (keys per query)")
     if kind == "documents":
-        st.number_input("Documents K", 1, MAX_DOCUMENTS, key="documents", help="K equal documents packed in the T tokens.")
+        PARAMS.documents.number_input("Documents K", help="K equal documents packed in the T tokens.")
     if kind == "prefix":
-        st.number_input("Prefix P (tokens)", 0, max(T_MAX_CHOICES), key="prefix", help="Seen both ways; at most T.")
+        PARAMS.prefix.number_input("Prefix P (tokens)", help="Seen both ways; at most T.")
     if kind == "global":
-        st.number_input("Global tokens G", 0, MAX_GLOBAL, key="global_tokens", help="The first G tokens see and are seen by all.")
-    st.selectbox("Longest T", T_MAX_CHOICES, key="T_max", format_func=lambda t: f"{t:,}")
-    repeats = st.number_input("Repeats per point", 1, 20, key="repeats", help="Timed runs per method and length.")
+        PARAMS.global_tokens.number_input("Global tokens G", help="The first G tokens see and are seen by all.")
+    PARAMS.T_max.selectbox("Longest T", format_func=lambda t: f"{t:,}")
+    repeats = PARAMS.repeats.number_input("Repeats per point", help="Timed runs per method and length.")
     memory_gib = st.number_input(
         "Memory budget (GiB)",
         0.01,
@@ -100,7 +100,7 @@ with slides.controls:
         key=f"memory_gib_{device}",
         help="Points whose estimated memory passes it are refused before the sweep.",
     )
-    time_budget = st.number_input("Time budget (s)", 0.01, 300.0, key="time_budget")
+    time_budget = PARAMS.time_budget.number_input("Time budget (s)")
     run_pressed = st.button(MEASURE, key="run", type="primary")
 
 dtype = values.dtype
@@ -218,7 +218,8 @@ if slides.show(3):
         "had been used from the start."
     )
     left, right = st.columns(2)
-    t_walk = left.slider("Keys T", 2, 32, key="walk_t")
+    with left:
+        t_walk = PARAMS.walk_t.slider("Keys T")
     url_state.keep_in("walk_block", range(1, t_walk + 1), min(values.walk_block, t_walk))
     block = right.slider("Block size", 1, t_walk, key="walk_block")
     walk = online_softmax_walk(*random_row(0, t_walk), block=block)

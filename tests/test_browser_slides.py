@@ -1,10 +1,10 @@
 """Presenter slides fit the screen they are projected on, in a real browser (Playwright + Chromium).
 
 Every slide of a view is walked with the → key at the four window sizes a lecture meets, in the light and the dark
-theme, with the view's default sentence, and measured: the page does not scroll, every chart lies wholly inside the
-window, every token of a heatmap keeps its label on both axes, chart text is at least 14 px, a window larger than
-1280 × 720 magnifies the slide, and on a full-HD screen the slide's charts take at least half of its height. One
-server and one browser serve the whole module.
+theme, with the view's default sentence, and measured: the page does not scroll, every chart, table, metric, block of
+code and image lies wholly inside the window, every token of a heatmap keeps its label on both axes, chart text is at
+least 14 px, a window larger than 1280 × 720 magnifies the slide, and on a full-HD screen the slide's charts take at
+least half of its height. One server and one browser serve the whole module.
 """
 
 from __future__ import annotations
@@ -61,8 +61,13 @@ SLIDE = r"""() => {
         axes, smallestText: Math.min(...sizes), cutTitles: cut,
       };
     });
+  const others = [...main.querySelectorAll(["stTable", "stDataFrame", "stMetric", "stCode", "stImage"]
+      .map(kind => `[data-testid='${kind}']`).join(", "))]
+    .map(element => ({ kind: element.dataset.testid, box: element.getBoundingClientRect() }))
+    .filter(element => element.box.width > 0 && element.box.height > 0)  // not in a closed expander or popover
+    .map(({ kind, box }) => ({ name: kind, top: box.top, bottom: box.bottom, left: box.left, right: box.right }));
   const zoom = document.querySelector("[data-testid='stMainBlockContainer']").currentCSSZoom;
-  return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts, zoom };
+  return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts, others, zoom };
 }"""
 
 
@@ -95,15 +100,17 @@ def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
         found.append(f"the slide is magnified {slide['zoom']} times, not {ZOOM[viewport]}")
     if slide["scrollHeight"] > slide["clientHeight"] + SLACK_PX:
         found.append(f"the page scrolls: {slide['scrollHeight']} px of content in {slide['clientHeight']}")
+    for element in slide["charts"] + slide["others"]:  # charts, tables, metrics, code and images
+        box = f"[x {element['left']:.0f}–{element['right']:.0f}, y {element['top']:.0f}–{element['bottom']:.0f}]"
+        if (
+            element["top"] < -SLACK_PX
+            or element["left"] < -SLACK_PX
+            or element["bottom"] > height + SLACK_PX
+            or element["right"] > width + SLACK_PX
+        ):
+            found.append(f"{element['name'][:60]} {box} is not wholly on screen")
     for chart in slide["charts"]:
         where = f"{chart['name'][:60]} [x {chart['left']:.0f}–{chart['right']:.0f}, y {chart['top']:.0f}–{chart['bottom']:.0f}]"
-        if (
-            chart["top"] < -SLACK_PX
-            or chart["left"] < -SLACK_PX
-            or chart["bottom"] > height + SLACK_PX
-            or chart["right"] > width + SLACK_PX
-        ):
-            found.append(f"{where} is not wholly on screen")
         if chart["name"].startswith("heatmap:") and any(axis["shown"] < axis["labels"] for axis in chart["axes"]):
             found.append(f"{where} drops token labels: {chart['axes']}")
         if chart["smallestText"] < MIN_TEXT_PX and chart["name"].startswith(("heatmap:", "bars:", "lines:")):
