@@ -103,7 +103,7 @@ def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
         "sinusoidal, highest": added.high.numpy(),
     }
     far = torch.arange(FAR + 1)
-    with row(2, lead_lines=0, extra_lines=3):  # the caption under the charts
+    with row(2, lines_above=0, lines_below=3):  # the caption under the charts
         chart_block(
             LINE_WIDTH,
             LINE_HEIGHT,
@@ -131,7 +131,7 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
     """One pair of features turned at positions 0 .. ``position``."""
     turn = 2 * math.pi / rotation.theta
     title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position"
-    with row(1, lead_lines=1):
+    with row(1, lines_above=1):
         square_block(
             ROTATION_SIZE,
             rotation_circle,
@@ -175,7 +175,7 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
     kept = float(found.explained.sum())
     subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
     axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
-    with row(1, lead_lines=1, aside=METRIC_WIDTH):  # on a slide, one line above
+    with row(1, lines_above=1, aside=METRIC_WIDTH):  # on a slide, one line above
         square_block(
             MAP_SIZE,
             query_key_scatter,
@@ -206,7 +206,7 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
     kept = float(paths.explained.sum())
     subtitle = (f"PCA over every sentence and stage: {kept:.0%} of the variance",)
     points = paths.points.numpy().astype(np.float64)
-    with row(1, lead_lines=1):
+    with row(1, lines_above=1):
         square_block(
             MAP_SIZE,
             word_path_map,
@@ -225,7 +225,7 @@ def position_grids(grids: dict[str, Tensor], query_word: str, key_word: str) -> 
     """The score of one word pair at every pair of positions (m, n), under sinusoidal encodings and under RoPE."""
     positions = [str(i) for i in range(grids["rope"].shape[0])]
     formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
-    with row(2, lead_lines=1):
+    with row(2, lines_above=1):
         for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
             matrix_step(
                 f"{name}: score of “{query_word}” → “{key_word}”",
@@ -240,7 +240,7 @@ def position_grids(grids: dict[str, Tensor], query_word: str, key_word: str) -> 
 
 def cosines_block(contexts: WordAcrossContexts, names: list[str]) -> None:
     """How alike the word's vectors are between every two sentences, stage by stage, with room for a link under it."""
-    with row(lead_lines=0, extra_lines=1):
+    with row(lines_above=0, lines_below=1):
         labelled_lines_block(
             contexts.similarity.numpy(),
             [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs],

@@ -125,12 +125,12 @@ def formula_lines(formula: str, shape: str) -> tuple[str, ...]:
 
 
 @contextmanager
-def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 0) -> Iterator[None]:
+def row(count: int = 1, *, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Iterator[None]:
     """A row of ``count`` blocks (charts with their titles), and ``aside`` pixels for a last block beside them
     (metrics), that wraps to fewer per line when the main column is narrow; on a slide, they share its width and take
-    its height, less its lead of ``lead_lines`` lines (with any control above the row) and ``extra_lines`` lines
+    its height, less its lead of ``lines_above`` lines (with any control above the row) and ``lines_below`` lines
     of text under the row (``attn_ui.slide.sharing``)."""
-    with slide.sharing(count, lead_lines, extra_lines, aside):
+    with slide.sharing(count, lines_above, lines_below, aside):
         with st.container(horizontal=True, wrap=True, gap="medium"):
             yield
         room = slide.room()
@@ -151,11 +151,11 @@ def row(count: int = 1, extra_lines: int = 0, lead_lines: int = 2, aside: int = 
                 )
 
 
-def table(frame: pd.DataFrame, lead_lines: int = 2, lines_below: int = 0, hide_index: bool = False) -> None:
-    """``st.table(frame)``; on a slide whose height does not hold its rows (under ``lead_lines`` lines of lead, above
+def table(frame: pd.DataFrame, lines_above: int = 2, lines_below: int = 0, hide_index: bool = False) -> None:
+    """``st.table(frame)``; on a slide whose height does not hold its rows (under ``lines_above`` lines of lead, above
     ``lines_below``), its rows in blocks side by side, each with the header, as many to a block as the height holds:
     a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide. ``hide_index``: no column of row labels."""
-    with slide.sharing(1, lead_lines, lines_below):
+    with slide.sharing(1, lines_above, lines_below):
         room = slide.slide_room()
     rows = 0 if room is None else int(room.height // (slide.TABLE_ROW_REM * slide.type_px())) - 1  # under the header
     blocks = 1 if room is None else min(MAX_TABLE_BLOCKS, math.ceil(len(frame) / max(rows, 1)))
@@ -391,7 +391,7 @@ def feature_labels(n: int) -> list[str]:
 def one_query_blocks(query: str, keys: list[str], scaled: Tensor, weights: Tensor, context: Tensor) -> None:
     """One query's row: its scaled scores and its weights over the keys as bars, and its context vector written out as
     the weighted sum of the values (on a slide, its SLIDE_TERMS largest terms and first entries: two lines)."""
-    with row(2, lead_lines=0, extra_lines=5):  # its context vector below: a line, and two or three in a code block
+    with row(2, lines_above=0, lines_below=5):  # its context vector below: a line, and two or three in a code block
         bar_block(scaled, keys, value_title="scaled score", title=f"Scaled scores of “{query}”")
         bar_block(weights, keys, value_title="weight", title=f"Attention weights of “{query}”")
     st.markdown(f"Context vector of **{escape_markdown(query)}**:")

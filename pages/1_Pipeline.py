@@ -206,11 +206,11 @@ if slides.show(4):
     # Two token-by-token matrices a slide, under a one-line lead: three of 16 tokens do not fit a 1024-px window.
     if slides.part(1):
         st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-        with row(2, lead_lines=1):
+        with row(2, lines_above=1):
             score_steps(steps, b, queries, keys, scale_text, shown=slice(0, 2))
     if slides.part(2):
         st.markdown("Softmax turns each query's row of scaled scores into weights that sum to 1.")
-        with row(1, lead_lines=1):
+        with row(1, lines_above=1):
             score_steps(steps, b, queries, keys, scale_text, shown=slice(2, 3))
 
 if slides.show(5):

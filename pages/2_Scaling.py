@@ -82,7 +82,7 @@ if slides.show(1):
     distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
     weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
     entropies = {name: float(entropy(weight_row)) for name, weight_row in weights.items()}  # nats
-    with row(len(weights), extra_lines=3):  # the metrics under the charts
+    with row(len(weights), lines_below=3):  # the metrics under the charts
         for name, weight_row in weights.items():
             subtitle = (f"entropy {entropies[name]:.3f} nats",)
             bar_block(weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
@@ -110,7 +110,7 @@ if slides.show(2):
         "so scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
     at_d_k = D_K_VALUES.index(d_k)
-    with row(1, extra_lines=1, aside=METRIC_WIDTH):  # the metrics beside the chart, the caption under it
+    with row(1, lines_below=1, aside=METRIC_WIDTH):  # the metrics beside the chart, the caption under it
         chart_block(
             MAX_WIDTH,
             LINE_HEIGHT,
@@ -141,7 +141,7 @@ if slides.show(3):
         "Largest weight": "max_weight",
         "Norm of the softmax Jacobian": "jacobian_norm",
     }
-    with row(len(curves), extra_lines=3):  # the formula under the charts
+    with row(len(curves), lines_below=3):  # the formula under the charts
         for title, field in curves.items():
             measured = {
                 "unscaled": getattr(saturation.unscaled, field).numpy(),

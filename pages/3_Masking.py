@@ -98,7 +98,7 @@ if slides.show(1):
         # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
         table(pd.DataFrame(tokens, index=names, columns=positions).T)
     if slides.part(2):
-        with row(1, extra_lines=3):  # the sentence on what the mask does, under it
+        with row(1, lines_below=3):  # the sentence on what the mask does, under it
             matrix_step(
                 "Key padding mask",
                 r"M^{pad}_{b j} = [\,j < \text{length}_b\,]",
@@ -166,7 +166,7 @@ if slides.show(2):
             visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
             seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
             st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
-            with row(1, lead_lines=4):  # the step's slider, then its keys as a line of lead
+            with row(1, lines_above=4):  # the step's slider, then its keys as a line of lead
                 bar_block(
                     steps.weights[b, query],
                     sentence,
@@ -202,7 +202,7 @@ if slides.show(4):
         f"softmax, {large_negative}" if short else f"naive softmax, masked = {large_negative}": fills.large_negative,
     }
     columns = np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T  # (T, 3)
-    table(numbers_table(columns, sentence, list(fill_rows)), lead_lines=1, lines_below=4)
+    table(numbers_table(columns, sentence, list(fill_rows)), lines_above=1, lines_below=4)
     st.markdown(
         "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which spreads through every later layer. "
         f"Filling with {large_negative} avoids the NaN but gives a **uniform** row over keys the query must not see "

@@ -110,7 +110,7 @@ if slides.show(1):
     table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
-    with row(1, extra_lines=1):
+    with row(1, lines_below=1):
         grid_block(steps.heads.weights.numpy(), tokens, tokens, panel_names=head_names)  # (h, T, T): a panel per head
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
@@ -134,11 +134,11 @@ if slides.show(5, f"Head {head}: scores, weights and context"):
     # Two token-by-token matrices a slide, under a one-line lead: three do not fit a 1024-px window.
     if slides.part(1):
         st.markdown(f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}.")
-        with row(2, lead_lines=1):
+        with row(2, lines_above=1):
             score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(0, 2))
     if slides.part(2):
         st.markdown("Softmax turns each row of scaled scores into weights, which mix the head's values into its context Z.")
-        with row(2, lead_lines=1):
+        with row(2, lines_above=1):
             score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(2, 3))
             matrix_step(
                 f"Z, head {head}'s context",
@@ -181,7 +181,7 @@ if slides.show(7):
         )
     if slides.part(2):
         similarity = pattern_similarity(steps.heads.weights)  # (h, h)
-        with row(1, extra_lines=3):  # the redundant heads and a caption under it
+        with row(1, lines_below=3):  # the redundant heads and a caption under it
             heatmap_block(
                 similarity.numpy(),
                 head_names,

@@ -168,7 +168,7 @@ if slides.show(1):
         st.info(f"No reference results for this mask: press **{MEASURE}** to measure it here, beside no mask (dense).")
     else:
         keep_results(sources, reference, measured)
-        with row(2, extra_lines=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
+        with row(2, lines_below=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
             options = {"x_title": "T", "log_x": True, "log_y": True}
             time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
             chart_block(

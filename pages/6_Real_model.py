@@ -127,7 +127,7 @@ if slides.show(1):
     # On a slide the note on the sentence is in Controls, and the heatmap and the bars each have a slide: 15 tokens
     # side by side do not fit a 1024 × 576 window.
     if slides.part(1) or slides.part(2):
-        with row(1 if slide.presenting() else 2, lead_lines=0):
+        with row(1 if slide.presenting() else 2, lines_above=0):
             if slides.part(1):
                 heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
             if slides.part(2):
@@ -160,7 +160,7 @@ if slides.show(2):
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
-    with row(1, extra_lines=2 + (len(shown) > GRID_TOKENS), lead_lines=0):  # the captions
+    with row(1, lines_below=2 + (len(shown) > GRID_TOKENS), lines_above=0):  # the captions
         size = thumbnails_size(n_layers)
         draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **size)
     st.caption(
@@ -201,7 +201,7 @@ if slides.show(3):
             dataframe(table.head(5).style.format(precision=3), hide_index=True)
         if slides.part(2):
             title = f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2"
-            with row(1, lead_lines=3):  # the summary's three lines
+            with row(1, lines_above=3):  # the summary's three lines
                 heatmap_block(
                     coref.change.numpy(), layer_names, head_names, kind="signed", row_title="layer", col_title="head", title=title
                 )
@@ -232,7 +232,7 @@ if slides.show(4):
             for i, j in contexts.pairs
         ]
         if slides.part(2):  # on a slide, alone, as high as the slide allows
-            with row(lead_lines=0):
+            with row(lines_above=0):
                 labelled_lines_block(
                     contexts.similarity.numpy(),
                     pair_names,

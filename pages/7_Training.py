@@ -134,7 +134,7 @@ if slides.show(1):
         for query, key in enumerate(run.example_targets):
             if key is not None:
                 target[query, key] = 1.0
-        with row(1, lead_lines=0):  # on a slide, the task and formula are on the slide before
+        with row(1, lines_above=0):  # on a slide, the task and formula are on the slide before
             matrix_step(
                 "Where each row must look",
                 "the key holding its answer",
@@ -156,7 +156,7 @@ if run is not None:
 if slides.show(2) and run is not None:
     with slides.section_controls():  # on a slide, in the controls' popover: the chart's title names the step
         step_controls(len(snapshot_steps), "Snapshot", "Every 10 training steps; the first is before any update.")
-    with row(2, lead_lines=0):
+    with row(2, lines_above=0):
         matrix_step(
             f"Attention at step {shown_step}",
             "A on the example",
@@ -170,7 +170,7 @@ if slides.show(2) and run is not None:
         curves("Loss (cross-entropy)", "loss", {"loss": run.loss}, marker=shown_step, log_y=True)
 
 if slides.show(3) and run is not None:
-    with row(2, extra_lines=1):  # the caption under the charts
+    with row(2, lines_below=1):  # the caption under the charts
         curves("Accuracy on the step's batch", "accuracy", {"accuracy": run.accuracy}, marker=shown_step)
         curves("Mean entropy of the attention rows", "entropy (nats)", {"entropy": run.entropy}, marker=shown_step)
     st.caption(f"log T = {np.log(len(example)):.2f} nats is uniform attention over the {len(example)} keys; 0 is one key.")
@@ -210,7 +210,7 @@ if slides.show(5) and pair is not None:
     if slides.part(1):
         st.table(table)
     if slides.part(2):
-        with row(1, lead_lines=0):
+        with row(1, lines_above=0):
             curves("Loss, scaled and unscaled", "loss", {"scaled": scaled.loss, "unscaled": unscaled.loss}, log_y=True)
     if slides.part(3):
         st.markdown(FINDINGS)
