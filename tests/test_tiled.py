@@ -257,6 +257,7 @@ def test_each_thread_keeps_its_own_buffers_between_calls():
         for _ in range(4):
             results[seed].append(tiled_attention(*inputs[seed], causal=True))
             addresses[seed].append(tiled.kept("scratch", (1,), torch.float32, torch.device("cpu")).data_ptr())
+        together.wait()  # both alive to the end: a thread's buffers go with it, and the other's could take their place
 
     threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(2)]
     for thread in threads:
