@@ -21,9 +21,8 @@ APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 60  # seconds; the first run imports torch
 
 # `make test` runs the tests in as many processes as the machine has cores (pytest-xdist): each process then computes,
-# and has the servers it starts compute, on one torch thread. Two processes each running torch on two threads of two
-# cores made every thread wait on another (OpenMP's threads spin while they wait): a browser test's training that
-# takes 5 s alone did not start in 60.
+# and has the servers it starts compute, on one torch thread, so that the processes share the cores rather than each
+# spreading its torch work over all of them.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["OMP_NUM_THREADS"] = "1"
     torch.set_num_threads(1)
