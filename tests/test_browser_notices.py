@@ -107,10 +107,13 @@ def test_the_charts_regrow_when_the_note_goes(server, browser):
         wait_until_quiet(page)
         under_note = measured(page)
         assert_fits_with_its_note(under_note, "Some values were not understood")
-        for button in ("next", "previous"):
+        for button, step in (("next", 2), ("previous", 1)):
+            # Each click waits for the app to be quiet: leaving the note's slide reruns once more for the note's
+            # height, and that rerun redraws the bar under a click made meanwhile.
             with rerun(page):
                 page.locator(f".st-key-slide_{button} button").click()
-        wait_until_quiet(page)
+            wait_until_quiet(page)
+            assert measured(page)["step"][0] == step, f"after {button}"
         bare = measured(page)
         assert bare["step"] == under_note["step"] and bare["note"] is None
         assert not problems_of(bare, PROJECTOR)
