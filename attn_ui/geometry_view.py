@@ -27,7 +27,7 @@ from attn_ui import slide
 from attn_ui.charts import CHAR_WIDTH, LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
-from attn_ui.steps import METRIC_WIDTH, MIN_CHART, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, MIN_CHART, Row, block, chart_block, feature_labels, labelled_lines_block, matrix_step, row
 
 MAP_SIZE = 480  # pixels: a map's width on a page, its square plot and y axis
 ROTATION_SIZE = 400  # pixels: the rotation's circle, the same way
@@ -55,11 +55,12 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
     """The weights (``matrix`` "weights") or the context vectors ("context") of the sentence and of its shuffle, side
     by side, each row and column labelled with its token."""
     moved = [tokens[i] for i in check.order.tolist()]
-    with row(2):  # on a slide, the shuffled sentence and the check above
+    with row(2) as charts:  # on a slide, the shuffled sentence and the check above
         for steps, labels, where in ((check.original, tokens, "original order"), (check.shuffled, moved, "shuffled")):
             if matrix == "weights":
                 formula = r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k})"
                 matrix_step(
+                    charts,
                     f"Weights, {where}",
                     formula,
                     steps.weights,
@@ -71,7 +72,7 @@ def order_blocks(check: OrderCheck, tokens: list[str], matrix: str) -> None:
                 )
             else:
                 features = feature_labels(steps.context.shape[-1])
-                matrix_step(f"Context vectors, {where}", "A V", steps.context, labels, features, row_title="token")
+                matrix_step(charts, f"Context vectors, {where}", "A V", steps.context, labels, features, row_title="token")
 
 
 def check_line(checks: dict[bool, OrderCheck]) -> str:
@@ -103,8 +104,9 @@ def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
         "sinusoidal, highest": added.high.numpy(),
     }
     far = torch.arange(FAR + 1)
-    with row(2, lines_above=0, lines_below=3):  # the caption under the charts
+    with row(2, lines_above=0, lines_below=3) as charts:  # the caption under the charts
         chart_block(
+            charts,
             LINE_WIDTH,
             LINE_HEIGHT,
             lines,
@@ -115,6 +117,7 @@ def distance_charts(distance: dict[str, ByDistance], d_k: int) -> None:
             title="Score of the pair against its distance",
         )
         chart_block(
+            charts,
             LINE_WIDTH,
             LINE_HEIGHT,
             lines,
@@ -131,8 +134,9 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
     """One pair of features turned at positions 0 .. ``position``."""
     turn = 2 * math.pi / rotation.theta
     title = f"Pair {rotation.pair}: θ = {rotation.theta:.3g} rad per position"
-    with row(1, lines_above=1):
+    with row(1, lines_above=1) as charts:
         square_block(
+            charts,
             ROTATION_SIZE,
             rotation_circle,
             rotation.points.numpy(),
@@ -145,6 +149,7 @@ def rotation_block(rotation: PairRotation, position: int) -> None:
 
 
 def square_block(
+    row: Row,
     size: int,
     builder: Callable,
     *args: Any,
@@ -157,7 +162,7 @@ def square_block(
     distance reads the same across and up: ``size`` pixels wide on a page; on a slide, as large as the room it leaves
     holds it with its ``frame_height`` pixels of title, legend (``legend_height`` of them) and axis, or, where
     ``aside_legend`` is given, with its legend that many pixels wide right of the plot (the builder's legend_side)."""
-    room = slide.slide_room()
+    room = slide.on_slide(row.room)
     side = size - MAP_FRAME_WIDTH
     if room is not None:
         frame_width = MAP_FRAME_WIDTH + aside_legend
@@ -175,8 +180,9 @@ def map_block(found: QueryKeyMap, tokens: list[str], title: str) -> None:
     kept = float(found.explained.sum())
     subtitle = (f"PCA of {2 * len(tokens)} normalised queries and keys: {kept:.0%} of the variance",)
     axes = tuple(f"PC {i + 1} ({share:.0%})" for i, share in enumerate(found.explained.tolist()))
-    with row(1, lines_above=1, aside=METRIC_WIDTH):  # on a slide, one line above
+    with row(1, lines_above=1, aside=METRIC_WIDTH) as charts:  # on a slide, one line above
         square_block(
+            charts,
             MAP_SIZE,
             query_key_scatter,
             found.points.numpy(),
@@ -206,8 +212,9 @@ def paths_block(paths: WordPaths, labels: list[str]) -> None:
     kept = float(paths.explained.sum())
     subtitle = (f"PCA over every sentence and stage: {kept:.0%} of the variance",)
     points = paths.points.numpy().astype(np.float64)
-    with row(1, lines_above=1):
+    with row(1, lines_above=1) as charts:
         square_block(
+            charts,
             MAP_SIZE,
             word_path_map,
             points,
@@ -225,9 +232,10 @@ def position_grids(grids: dict[str, Tensor], query_word: str, key_word: str) -> 
     """The score of one word pair at every pair of positions (m, n), under sinusoidal encodings and under RoPE."""
     positions = [str(i) for i in range(grids["rope"].shape[0])]
     formulas = {"sinusoidal": r"((x_a + P_m) W_Q) \cdot ((x_b + P_n) W_K)", "rope": r"R_m (x_a W_Q) \cdot R_n (x_b W_K)"}
-    with row(2, lines_above=1):
+    with row(2, lines_above=1) as charts:
         for kind, name in (("sinusoidal", "Sinusoidal"), ("rope", "RoPE")):
             matrix_step(
+                charts,
                 f"{name}: score of “{query_word}” → “{key_word}”",
                 formulas[kind],
                 grids[kind],
@@ -240,8 +248,9 @@ def position_grids(grids: dict[str, Tensor], query_word: str, key_word: str) -> 
 
 def cosines_block(contexts: WordAcrossContexts, names: list[str]) -> None:
     """How alike the word's vectors are between every two sentences, stage by stage, with room for a link under it."""
-    with row(lines_above=0, lines_below=1):
+    with row(lines_above=0, lines_below=1) as charts:
         labelled_lines_block(
+            charts,
             contexts.similarity.numpy(),
             [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs],
             [stage.replace("embedding layer", "embedding") for stage in contexts.stages],

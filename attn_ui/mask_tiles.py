@@ -151,8 +151,9 @@ def mask_on_tokens(mask: Mask, tokens: list[str], step: int | None, step_slider:
         step_controls(len(tokens), lead=text)  # on a slide, the text beside the slider
     else:
         st.markdown(text)
-    with row(1):
+    with row(1) as charts:
         matrix_step(
+            charts,
             f"{mask.label}: {describe(mask, len(tokens))}",
             mask.formula,
             mask.boolean(len(tokens)).double(),
@@ -181,8 +182,8 @@ def tile_map_row(mask: Mask, t_from: int, t: int, size: int) -> TileCounts:
             "and reads the mask only for the partial ones (FlexAttention's block mask)."
         )
     )
-    with row(1, aside=METRIC_WIDTH):
-        room = slide.slide_room()
+    with row(1, aside=METRIC_WIDTH) as charts:
+        room = slide.on_slide(charts.room)
         side = TILE_MAP_SIDE if room is None else max(120, min(room.width, room.height - TILE_MAP_FRAME))
         with block(side + 80):
             draw(tile_map, classes, size, size, t, side=side, title=f"{mask.kind} mask, T = {t:,}, {size} × {size} tiles")

@@ -264,7 +264,7 @@ class Slides:
             with st.container():
                 st.markdown(intro)
                 with st.container(key="slide_hidden"):
-                    slide.read_window_size()  # a wide window gives the charts more room (attn_ui.slide.sharing)
+                    slide.read_window_size()  # a wide window gives the charts more room (attn_ui.slide.room)
                     mend_svg_links()
             self.controls = st.sidebar
         # What the view draws above its sections (the link's ignored values, a note on its input, a warning about its

@@ -14,10 +14,7 @@ slide deck grows with its screen: its text keeps the share of the screen's heigh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -156,40 +153,24 @@ def notes_height() -> int:
     return int(reported_notes() / zoom())
 
 
-@dataclass(frozen=True)
-class Room:
-    """Pixels one chart may take on the open slide; ``crowded``: the token counts of the charts drawn in it that do
-    not fit it at a readable size, and ``fitting``: how many tokens each of them would fit."""
-
-    width: int
-    height: int | None  # None on a page that scrolls
-    crowded: list[int] = field(default_factory=list)
-    fitting: list[int] = field(default_factory=list)
-
-
-_room: ContextVar[Room | None] = ContextVar("room", default=None)
 OFFERS = "_first_tokens_offers"  # session-state key: the crowded rows of the run so far, for their buttons' keys
 
 
-def room() -> Room | None:
-    """The room of each chart of the row being drawn: on a slide, or on a wide window's scrolling page; None outside
-    such a row."""
-    return _room.get()
+@dataclass(frozen=True)
+class Room:
+    """Pixels one block of a row may take: on a slide its ``width`` and ``height``; on a wide window's scrolling page
+    its ``width``, and no height (None: the page scrolls)."""
+
+    width: int
+    height: int | None
 
 
-def slide_room() -> Room | None:
-    """The room of each chart of the row being drawn on a slide; None elsewhere."""
-    share = _room.get()
-    return share if share is not None and share.height is not None else None
-
-
-@contextmanager
-def sharing(count: int, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Iterator[None]:
-    """Within the block, ``count`` charts share the slide's width side by side, less ``aside`` pixels kept beside
-    them (a column of metrics), and have its height, less the lines of text that the slide shows above them (its
-    lead), the notes above its section, and below them (captions, metrics), and the gaps under the notes and above
-    the latter. Outside presenter mode, on a window at least WIDE_PX wide, they share the main column's width likewise
-    (the page scrolls: no height); on a narrower one, nothing changes."""
+def room(count: int, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Room | None:
+    """The room of each of ``count`` blocks side by side on the open window, less ``aside`` pixels kept beside them (a
+    column of metrics): on a slide, its width shared, and its height less the lines of text that the slide shows above
+    them (its lead), the notes above its section, and below them (captions, metrics), and the gaps under the notes and
+    above the latter. Outside presenter mode, on a window at least WIDE_PX wide, the main column's width shared likewise
+    (the page scrolls: no height); on a narrower one None, and blocks take the width their content needs."""
     width, height = window()
     blocks = count + (aside > 0)  # blocks side by side, a gap between two
     if presenting():
@@ -197,18 +178,16 @@ def sharing(count: int, lines_above: int = 2, lines_below: int = 0, aside: int =
         text_rem = CHROME_REM + (lines_above + lines_below) * LINE_REM + GAP_REM * (lines_below > 0)
         notes = notes_height()
         notes_px = notes + NOTES_GAP_REM * rem if notes else 0  # the notes and the gap under them
-        share = Room(
+        return Room(
             width=int((width - 2 * SIDE_PX - aside - (blocks - 1) * ROW_GAP_REM * rem) / count),
             height=int(height - notes_px - text_rem * rem),
         )
-    elif width >= WIDE_PX:
+    if width >= WIDE_PX:
         column = width - SIDEBAR_PX - 2 * PAGE_SIDE_PX - aside
-        share = Room(width=int((column - (blocks - 1) * ROW_GAP_REM * PAGE_TYPE_PX) / count), height=None)
-    else:
-        yield
-        return
-    token = _room.set(share)
-    try:
-        yield
-    finally:
-        _room.reset(token)
+        return Room(width=int((column - (blocks - 1) * ROW_GAP_REM * PAGE_TYPE_PX) / count), height=None)
+    return None
+
+
+def on_slide(room: Room | None) -> Room | None:
+    """``room`` where it is a slide's (it has a height); None on a scrolling page."""
+    return room if room is not None and room.height is not None else None

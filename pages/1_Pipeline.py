@@ -150,8 +150,9 @@ if slides.show(1):
             )
         )
     if walk.x is not None:
-        with row(2 if cross else 1):
+        with row(2 if cross else 1) as charts:
             matrix_step(
+                charts,
                 "X, the token embeddings" if model is None else f"X, the hidden states entering layer {layer}",
                 r"X \in \mathbb{R}^{T \times C}",
                 walk.x[b],
@@ -161,6 +162,7 @@ if slides.show(1):
             )
             if cross:
                 matrix_step(
+                    charts,
                     "X_src, the other sentence's embeddings",
                     r"X_{src} \in \mathbb{R}^{T_k \times C}",
                     walk.x_source[b],
@@ -193,30 +195,31 @@ if slides.show(2):
 
 if slides.show(3):
     source_name = "X_{src}" if cross else "X"
-    with row(3):
+    with row(3) as charts:
         for name, tensor, labels in zip(("Q", "K", "V"), (steps.q, steps.k, steps.v), (queries, keys, keys), strict=True):
             if walk.x is None:
                 formula = rf"{name}\ \text{{(given)}}"
             else:
                 bias = rf" + b_{name}" if walk.b_q is not None else ""
                 formula = rf"{name} = {'X' if name == 'Q' else source_name}\,W_{name}{bias}"
-            matrix_step(name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape))
+            matrix_step(charts, name, formula, tensor[b], labels, feature_labels(tensor.shape[-1]), shape=tuple(tensor.shape))
 
 if slides.show(4):
     # Two token-by-token matrices a slide, under a one-line lead: three of 16 tokens do not fit a 1024-px window.
     if slides.part(1):
         st.markdown("Every query is compared with every key by a dot product. Large scores mean a good match.")
-        with row(2, lines_above=1):
-            score_steps(steps, b, queries, keys, scale_text, shown=slice(0, 2))
+        with row(2, lines_above=1) as charts:
+            score_steps(charts, steps, b, queries, keys, scale_text, shown=slice(0, 2))
     if slides.part(2):
         st.markdown("Softmax turns each query's row of scaled scores into weights that sum to 1.")
-        with row(1, lines_above=1):
-            score_steps(steps, b, queries, keys, scale_text, shown=slice(2, 3))
+        with row(1, lines_above=1) as charts:
+            score_steps(charts, steps, b, queries, keys, scale_text, shown=slice(2, 3))
 
 if slides.show(5):
     st.markdown("Each context vector is the weighted sum of the value vectors, with that query's row of A as weights.")
-    with row():
+    with row() as charts:
         matrix_step(
+            charts,
             "Context",
             r"Z = A V",
             steps.context[b],

@@ -82,10 +82,10 @@ if slides.show(1):
     distributions = {"scale 1": 1.0, "scale 100": 100.0, f"your scale s = {scale:g}": scale}
     weights = {name: softmax_at_scale(logits, factor) for name, factor in distributions.items()}
     entropies = {name: float(entropy(weight_row)) for name, weight_row in weights.items()}  # nats
-    with row(len(weights), lines_below=3):  # the metrics under the charts
+    with row(len(weights), lines_below=3) as charts:  # the metrics under the charts
         for name, weight_row in weights.items():
             subtitle = (f"entropy {entropies[name]:.3f} nats",)
-            bar_block(weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
+            bar_block(charts, weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
     if not presenting():  # a slide shows the charts alone (their tooltips give each weight)
         # Made when opened: st.table's code (0.8 MB) was the last script a new tab waited for, 0.1-0.2 s of this view's
         # first render (12 interleaved loads).
@@ -110,8 +110,9 @@ if slides.show(2):
         "so scores grow like √d_k. Dividing by √d_k brings the variance back to **1** for every head size."
     )
     at_d_k = D_K_VALUES.index(d_k)
-    with row(1, lines_below=1, aside=METRIC_WIDTH):  # the metrics beside the chart, the caption under it
+    with row(1, lines_below=1, aside=METRIC_WIDTH) as charts:  # the metrics beside the chart, the caption under it
         chart_block(
+            charts,
             MAX_WIDTH,
             LINE_HEIGHT,
             lines,
@@ -141,14 +142,14 @@ if slides.show(3):
         "Largest weight": "max_weight",
         "Norm of the softmax Jacobian": "jacobian_norm",
     }
-    with row(len(curves), lines_below=3):  # the formula under the charts
+    with row(len(curves), lines_below=3) as charts:  # the formula under the charts
         for title, field in curves.items():
             measured = {
                 "unscaled": getattr(saturation.unscaled, field).numpy(),
                 "÷ √d_k": getattr(saturation.scaled, field).numpy(),
             }
             options = {"x_title": "d_k", "y_title": title.lower(), "log_x": True, "marker": d_k, "title": title}
-            chart_block(LINE_WIDTH, LINE_HEIGHT, lines, d_k_axis, measured, **options)
+            chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, d_k_axis, measured, **options)
     st.latex(
         r"\frac{\partial\,\mathrm{softmax}(z)}{\partial z} = \operatorname{diag}(p) - p\,p^\top"
         r" \;\to\; 0 \text{ as } p \to \text{one-hot}"
@@ -164,8 +165,9 @@ if slides.show(4):
     if len(tokens) == 1:
         st.info("With one token there is only one key: its weight is 1 at any scale. Type a longer sentence to compare.")
     n = len(tokens)
-    with row(2):
+    with row(2) as charts:
         matrix_step(
+            charts,
             "Attention weights",
             rf"A = \operatorname{{softmax}}\!\left({scale:g} \cdot \frac{{Q K^\top}}{{\sqrt{{{d_k}}}}}\right)",
             steps.weights,
@@ -176,6 +178,7 @@ if slides.show(4):
             col_title="key",
         )
         bar_block(
+            charts,
             entropy(steps.weights),
             tokens,
             value_title="entropy (nats)",

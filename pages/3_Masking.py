@@ -98,8 +98,9 @@ if slides.show(1):
         # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
         table(pd.DataFrame(tokens, index=names, columns=positions).T)
     if slides.part(2):
-        with row(1, lines_below=3):  # the sentence on what the mask does, under it
+        with row(1, lines_below=3) as charts:  # the sentence on what the mask does, under it
             matrix_step(
+                charts,
                 "Key padding mask",
                 r"M^{pad}_{b j} = [\,j < \text{length}_b\,]",
                 padding_mask(lengths, t)[:, 0].double(),
@@ -157,17 +158,27 @@ if slides.show(2):
     with tab:  # only the open sentence's charts are drawn
         sentence = tokens[b]
         if slides.part(1):
-            with row(2):  # on a slide, two lines of lead beside the step's slider
+            with row(2) as charts:  # on a slide, two lines of lead beside the step's slider
                 scale_text = rf"\frac{{1}}{{\sqrt{{{steps.q.shape[-1]}}}}}"
                 score_steps(
-                    steps, b, sentence, sentence, scale_text, slice(1, 3), masked=True, highlight=query, max_width=MAX_WIDTH
+                    charts,
+                    steps,
+                    b,
+                    sentence,
+                    sentence,
+                    scale_text,
+                    slice(1, 3),
+                    masked=True,
+                    highlight=query,
+                    max_width=MAX_WIDTH,
                 )
         if slides.part(2):
             visible = [key for key, allowed in zip(sentence, mask[b, query].tolist(), strict=True) if allowed]
             seen = ", ".join(visible) if visible else "no key at all: its weights and context are 0"
             st.markdown(escape_markdown(f"Step {step}: “{sentence[query]}” may see {len(visible)} of {t} keys: {seen}."))
-            with row(1, lines_above=4):  # the step's slider, then its keys as a line of lead
+            with row(1, lines_above=4) as charts:  # the step's slider, then its keys as a line of lead
                 bar_block(
+                    charts,
                     steps.weights[b, query],
                     sentence,
                     value_title="weight",
@@ -220,9 +231,9 @@ if slides.show(5):
         + (". Sentence 1's masks:" if metric else f" (largest difference {difference}). Sentence 1's masks:")
     )
     shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row(2, aside=METRIC_WIDTH if metric else 0):  # the metric beside them
-        matrix_step("Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
-        matrix_step("Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], kind="additive", **shared)
+    with row(2, aside=METRIC_WIDTH if metric else 0) as charts:  # the metric beside them
+        matrix_step(charts, "Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
+        matrix_step(charts, "Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], kind="additive", **shared)
         if metric:
             st.metric(
                 "Largest difference",

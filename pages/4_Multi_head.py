@@ -110,8 +110,8 @@ if slides.show(1):
     table(pd.DataFrame(shapes, columns=["tensor", "what", "shape"]).astype(str), hide_index=True)
 
 if slides.show(2):
-    with row(1, lines_below=1):
-        grid_block(steps.heads.weights.numpy(), tokens, tokens, panel_names=head_names)  # (h, T, T): a panel per head
+    with row(1, lines_below=1) as charts:
+        grid_block(charts, steps.heads.weights.numpy(), tokens, tokens, panel_names=head_names)  # (h, T, T): a panel per head
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a cell for its value."
     )
@@ -122,11 +122,11 @@ if slides.show(3, f"Head {head}: its slices of W_Q, W_K and W_V"):
 
 if slides.show(4, f"Head {head}: its queries, keys and values"):
     st.markdown(f"Each token's row of X times head {head}'s slices gives its query, key and value, of size C/h = {d_head}.")
-    with row(3):
+    with row(3) as charts:
         for name, tensor in zip(("Q", "K", "V"), (steps.heads.q, steps.heads.k, steps.heads.v), strict=True):
             formula = f"{name}^{{{head}}} = X W_{name}^{{{head}}}"
             matrix_step(
-                f"{name} of head {head}", formula, tensor[head], tokens, feature_labels(d_head), shape=tuple(tensor.shape)
+                charts, f"{name} of head {head}", formula, tensor[head], tokens, feature_labels(d_head), shape=tuple(tensor.shape)
             )
 
 if slides.show(5, f"Head {head}: scores, weights and context"):
@@ -134,13 +134,14 @@ if slides.show(5, f"Head {head}: scores, weights and context"):
     # Two token-by-token matrices a slide, under a one-line lead: three do not fit a 1024-px window.
     if slides.part(1):
         st.markdown(f"Head {head}'s queries and keys give its scores, scaled by 1/√(C/h) = 1/√{d_head}.")
-        with row(2, lines_above=1):
-            score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(0, 2))
+        with row(2, lines_above=1) as charts:
+            score_steps(charts, steps.heads, head, tokens, tokens, scale_text, shown=slice(0, 2))
     if slides.part(2):
         st.markdown("Softmax turns each row of scaled scores into weights, which mix the head's values into its context Z.")
-        with row(2, lines_above=1):
-            score_steps(steps.heads, head, tokens, tokens, scale_text, shown=slice(2, 3))
+        with row(2, lines_above=1) as charts:
+            score_steps(charts, steps.heads, head, tokens, tokens, scale_text, shown=slice(2, 3))
             matrix_step(
+                charts,
                 f"Z, head {head}'s context",
                 rf"Z^{{{head}}} = A^{{{head}}} V^{{{head}}}",
                 steps.heads.context[head],
@@ -154,11 +155,12 @@ if slides.show(6):
         f"The {n_heads} context matrices of shape ({t}, {d_head}) are put side by side into one ({t}, {d_model}) matrix: "
         f"head {head}'s are columns {columns.start} to {columns.stop - 1}. W_O then mixes the heads' features."
     )
-    with row(2 if slides.part(1) else 1):  # on a slide, Concat and W_O, then the output: three do not fit 1024 px
+    with row(2 if slides.part(1) else 1) as charts:  # on a slide, Concat and W_O, then the output: three do not fit 1024 px
         if slides.part(1):
             concat = r"\operatorname{Concat}(Z^0, \dots, Z^{h-1}) \in \mathbb{R}^{T \times C}"
-            matrix_step("Concat", concat, steps.concat, tokens, features)
+            matrix_step(charts, "Concat", concat, steps.concat, tokens, features)
             matrix_step(
+                charts,
                 "W_O",
                 r"W_O \in \mathbb{R}^{C \times C}",
                 w_o,
@@ -168,7 +170,7 @@ if slides.show(6):
                 col_title="output feature",
             )
         if slides.part(2):
-            matrix_step("Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
+            matrix_step(charts, "Output", r"\operatorname{Concat}(\dots)\, W_O", steps.output, tokens, features)
 
 if slides.show(7):
     if slides.part(1):
@@ -181,8 +183,9 @@ if slides.show(7):
         )
     if slides.part(2):
         similarity = pattern_similarity(steps.heads.weights)  # (h, h)
-        with row(1, lines_below=3):  # the redundant heads and a caption under it
+        with row(1, lines_below=3) as charts:  # the redundant heads and a caption under it
             heatmap_block(
+                charts,
                 similarity.numpy(),
                 head_names,
                 head_names,
@@ -206,8 +209,8 @@ if slides.show(8):
     one_metrics = head_metrics(one_head.heads.weights)  # each (1,)
     like_one = pattern_similarity(torch.cat([one_head.heads.weights, steps.heads.weights]))[0, 1:]  # (h,)
     if slides.part(1):
-        with row():
-            heatmap_block(one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}")
+        with row() as charts:
+            heatmap_block(charts, one_head.heads.weights[0].numpy(), tokens, tokens, title=f"One head of size {d_model}")
     if slides.part(2):
         st.markdown(
             f"The same W_Q, W_K, W_V and W_O ({n_parameters:,} parameters) used as **one head** of size {d_model}: "

@@ -168,10 +168,11 @@ if slides.show(1):
         st.info(f"No reference results for this mask: press **{MEASURE}** to measure it here, beside no mask (dense).")
     else:
         keep_results(sources, reference, measured)
-        with row(2, lines_below=len(sources)):  # the slopes under the charts (a heading, a line a source) for a lead
+        with row(2, lines_below=len(sources)) as charts:  # the slopes under the charts (a heading, a line a source) for a lead
             options = {"x_title": "T", "log_x": True, "log_y": True}
             time_curves, memory_curves = result_curves(sources, "median_ms"), result_curves(sources, "peak_mib")
             chart_block(
+                charts,
                 LINE_WIDTH,
                 LINE_HEIGHT,
                 series_lines,
@@ -181,7 +182,14 @@ if slides.show(1):
                 **options,
             )
             chart_block(
-                LINE_WIDTH, LINE_HEIGHT, series_lines, memory_curves, y_title="peak MiB", title="Peak memory (log-log)", **options
+                charts,
+                LINE_WIDTH,
+                LINE_HEIGHT,
+                series_lines,
+                memory_curves,
+                y_title="peak MiB",
+                title="Peak memory (log-log)",
+                **options,
             )
         st.markdown(slope_summary(sources))
         if not presenting():  # a slide shows the charts and their slopes; every point is in the view's bundle

@@ -127,11 +127,13 @@ if slides.show(1):
     # On a slide the note on the sentence is in Controls, and the heatmap and the bars each have a slide: 15 tokens
     # side by side do not fit a 1024 × 576 window.
     if slides.part(1) or slides.part(2):
-        with row(1 if slide.presenting() else 2, lines_above=0):
+        with row(1 if slide.presenting() else 2, lines_above=0) as charts:
             if slides.part(1):
-                heatmap_block(head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
+                heatmap_block(charts, head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
             if slides.part(2):
-                bar_block(head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”")
+                bar_block(
+                    charts, head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”"
+                )
     if slides.part(3):
         with st.container(horizontal=True, gap="large"):
             entropies = head_entropy(run)  # (L, H)
@@ -152,16 +154,18 @@ if slides.show(1):
         opened, title = slide.presenting(), f"Similarity to layer {layer}, head {head} (cosine)"
         with nullcontext() if opened else st.expander(SIMILARITY, key="similarity", on_change="rerun") as every_head:
             if opened or every_head.open:
-                with row():
-                    heatmap_block(similarity.numpy(), layer_names, head_names, row_title="layer", col_title="head", title=title)
+                with row() as charts:
+                    heatmap_block(
+                        charts, similarity.numpy(), layer_names, head_names, row_title="layer", col_title="head", title=title
+                    )
 
 if slides.show(2):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
     thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
-    with row(1, lines_below=2 + (len(shown) > GRID_TOKENS), lines_above=0):  # the captions
-        size = thumbnails_size(n_layers)
+    with row(1, lines_below=2 + (len(shown) > GRID_TOKENS), lines_above=0) as charts:  # the captions
+        size = thumbnails_size(charts.room, n_layers)
         draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **size)
     st.caption(
         "Each square is one head's attention weights: a row per query token, a column per key. Hover a square for "
@@ -201,9 +205,16 @@ if slides.show(3):
             dataframe(table.head(5).style.format(precision=3), hide_index=True)
         if slides.part(2):
             title = f"Change of (→{coref.candidates[0]} − →{coref.candidates[1]}), sentence 1 to 2"
-            with row(1, lines_above=3):  # the summary's three lines
+            with row(1, lines_above=3) as charts:  # the summary's three lines
                 heatmap_block(
-                    coref.change.numpy(), layer_names, head_names, kind="signed", row_title="layer", col_title="head", title=title
+                    charts,
+                    coref.change.numpy(),
+                    layer_names,
+                    head_names,
+                    kind="signed",
+                    row_title="layer",
+                    col_title="head",
+                    title=title,
                 )
         if not slide.presenting():  # 72 rows are no slide's matter
             with st.expander(f"All {len(table)} heads"):
@@ -232,8 +243,9 @@ if slides.show(4):
             for i, j in contexts.pairs
         ]
         if slides.part(2):  # on a slide, alone, as high as the slide allows
-            with row(lines_above=0):
+            with row(lines_above=0) as charts:
                 labelled_lines_block(
+                    charts,
                     contexts.similarity.numpy(),
                     pair_names,
                     [stage.replace("embedding layer", "embedding") for stage in contexts.stages],  # whole, not cut to 14

@@ -9,7 +9,7 @@ from attn_core.training import DEFAULT_LR, OPTIMIZERS, TASKS, TrainingRun, token
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import chart_block, matrix_step, row
+from attn_ui.steps import Row, chart_block, matrix_step, row
 from attn_ui.training_runs import Settings, train_pair, trained
 from attn_ui.url_state import Param
 
@@ -58,11 +58,14 @@ SLIDES = (
 )
 
 
-def curves(title: str, y_title: str, series: dict[str, list[float]], marker: int | None = None, log_y: bool = False) -> None:
-    """Per-step curves as lines in a block of a row; a diverged run's infinite or NaN values are left as gaps."""
+def curves(
+    charts: Row, title: str, y_title: str, series: dict[str, list[float]], marker: int | None = None, log_y: bool = False
+) -> None:
+    """Per-step curves as lines in a block of ``charts``; a diverged run's infinite or NaN values are left as gaps."""
     finite = {name: np.where(np.isfinite(values), values, np.nan) for name, values in series.items()}
     steps = np.arange(len(next(iter(series.values()))))
     chart_block(
+        charts,
         LINE_WIDTH,
         LINE_HEIGHT,
         lines,
@@ -134,8 +137,9 @@ if slides.show(1):
         for query, key in enumerate(run.example_targets):
             if key is not None:
                 target[query, key] = 1.0
-        with row(1, lines_above=0):  # on a slide, the task and formula are on the slide before
+        with row(1, lines_above=0) as charts:  # on a slide, the task and formula are on the slide before
             matrix_step(
+                charts,
                 "Where each row must look",
                 "the key holding its answer",
                 target,
@@ -156,8 +160,9 @@ if run is not None:
 if slides.show(2) and run is not None:
     with slides.section_controls():  # on a slide, in the controls' popover: the chart's title names the step
         step_controls(len(snapshot_steps), "Snapshot", "Every 10 training steps; the first is before any update.")
-    with row(2, lines_above=0):
+    with row(2, lines_above=0) as charts:
         matrix_step(
+            charts,
             f"Attention at step {shown_step}",
             "A on the example",
             run.snapshots[shown_step],
@@ -167,12 +172,12 @@ if slides.show(2) and run is not None:
             row_title="query",
             col_title="key",
         )
-        curves("Loss (cross-entropy)", "loss", {"loss": run.loss}, marker=shown_step, log_y=True)
+        curves(charts, "Loss (cross-entropy)", "loss", {"loss": run.loss}, marker=shown_step, log_y=True)
 
 if slides.show(3) and run is not None:
-    with row(2, lines_below=1):  # the caption under the charts
-        curves("Accuracy on the step's batch", "accuracy", {"accuracy": run.accuracy}, marker=shown_step)
-        curves("Mean entropy of the attention rows", "entropy (nats)", {"entropy": run.entropy}, marker=shown_step)
+    with row(2, lines_below=1) as charts:  # the caption under the charts
+        curves(charts, "Accuracy on the step's batch", "accuracy", {"accuracy": run.accuracy}, marker=shown_step)
+        curves(charts, "Mean entropy of the attention rows", "entropy (nats)", {"entropy": run.entropy}, marker=shown_step)
     st.caption(f"log T = {np.log(len(example)):.2f} nats is uniform attention over the {len(example)} keys; 0 is one key.")
 
 if slides.show(4) and run is not None:
@@ -181,9 +186,10 @@ if slides.show(4) and run is not None:
     inputs, outputs = [str(i) for i in range(d_model)], [str(j) for j in range(columns)]
     for part, (when, weights) in enumerate((("before", run.weights_before), ("after", run.weights_after)), 1):
         if slides.part(part):
-            with row(3):
+            with row(3) as charts:
                 for name, matrix in weights.items():
                     matrix_step(
+                        charts,
                         f"{name} {when}",
                         f"first {columns} of {settings.d_k} columns",
                         matrix[:, :columns],
@@ -210,8 +216,8 @@ if slides.show(5) and pair is not None:
     if slides.part(1):
         st.table(table)
     if slides.part(2):
-        with row(1, lines_above=0):
-            curves("Loss, scaled and unscaled", "loss", {"scaled": scaled.loss, "unscaled": unscaled.loss}, log_y=True)
+        with row(1, lines_above=0) as charts:
+            curves(charts, "Loss, scaled and unscaled", "loss", {"scaled": scaled.loss, "unscaled": unscaled.loss}, log_y=True)
     if slides.part(3):
         st.markdown(FINDINGS)
 

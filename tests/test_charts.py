@@ -418,3 +418,22 @@ def test_a_tile_map_draws_each_tile_with_its_class_and_spans():
     assert dict(zip(colours["domain"], colours["range"], strict=True)) == dict(
         zip(charts.TILE_CLASSES, charts.TILE_COLOURS, strict=True)
     )
+
+
+def test_a_heatmaps_room_is_a_value_and_what_does_not_fit_comes_back():
+    """``steps.heatmap_size`` depends on its arguments only: on a scrolling page the cells keep the page's sizes;
+    in a slide's room a sentence too long for it comes back as a Crowding naming the first tokens that would fit, and
+    that many tokens do fit the same room."""
+    from attn_ui.slide import Room
+    from attn_ui.steps import heatmap_size
+
+    words = [f"w{i}" for i in range(40)]
+    assert heatmap_size(None, words[:8], words[:8], title_lines=1).crowding is None
+    room = Room(width=896, height=340)  # a 1024 × 576 slide's one chart, about
+    crowded = heatmap_size(room, words, words, title_lines=3)
+    assert crowded.crowding is not None and crowded.crowding.tokens == 40
+    fitting = crowded.crowding.fitting
+    assert 2 <= fitting < 40
+    assert heatmap_size(room, words[:fitting], words[:fitting], title_lines=3).crowding is None
+    assert heatmap_size(room, words[: fitting + 1], words[: fitting + 1], title_lines=3).crowding is not None
+    assert room == Room(width=896, height=340)  # the room itself is not written to

@@ -12,16 +12,14 @@ import pandas as pd
 from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import heading, label_axis, layer, matrix_colour, tooltip_expression
 from attn_ui.charts.sizes import (
-    COMPACT_HEIGHT,
-    MAX_HEIGHT,
     MAX_PANEL,
-    MAX_STEP,
     MAX_WIDTH,
-    MIN_STEP,
     NUMBER_STEP,
     NUMBERS_UP_TO,
+    PAGE_CELLS,
     PANEL_SPACING,
     WRAPPED_PANEL,
+    CellSizes,
     cell_steps,
     grid_panels,
     title_width,
@@ -48,21 +46,17 @@ def heatmap(
     col_title: str = "key",
     title: str = "",
     subtitle: tuple[str, ...] = (),
-    max_width: int = MAX_WIDTH,
-    max_height: int = MAX_HEIGHT,
-    max_step: float = MAX_STEP,
-    max_aspect: float = 1.0,
-    compact_height: int = COMPACT_HEIGHT,
+    sizes: CellSizes = PAGE_CELLS,
     legend_side: str = "bottom",
-    min_step: float = MIN_STEP,
     highlight: int | None = None,
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
 
     ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked", "additive" a matrix of 0 and -inf as "0" / "−∞",
-    in the same two colours. Otherwise ``-inf`` cells (masked scores)
-    are drawn grey and labelled "masked". ``highlight`` outlines one row (e.g. the query at a generation step).
-    ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its images carry them.
+    in the same two colours. Otherwise ``-inf`` cells (masked scores) are drawn grey and labelled "masked". ``sizes``:
+    how large its cells may be; ``legend_side``: "bottom" or "right". ``highlight`` outlines one row (e.g. the query
+    at a generation step). ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its
+    images carry them.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -77,8 +71,7 @@ def heatmap(
         col_title: _names(col_labels, cols),
         "value": shown_values.ravel(),
     }
-    sizes = (max_width, max_height, max_step, max_aspect, compact_height, min_step)
-    cell_width, cell_height = cell_steps(row_labels, col_labels, *sizes)
+    cell_width, cell_height = cell_steps(row_labels, col_labels, sizes)
     numbers = kind not in CATEGORIES and values.size <= NUMBERS_UP_TO and min(cell_width, cell_height) >= NUMBER_STEP
     if kind in CATEGORIES:
         allowed, blocked = CATEGORIES[kind]
@@ -104,7 +97,7 @@ def heatmap(
         "cell_width": cell_width,
         "cell_height": cell_height,
         "legend_side": legend_side,
-        "min_step": min_step,
+        "min_step": sizes.min_step,
         "numbers": numbers,
         "highlight": highlight is not None,
     }

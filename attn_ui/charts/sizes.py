@@ -7,6 +7,8 @@ wrapping row (``attn_ui.steps.row``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from attn_ui.charts.theme import AXIS_PADDING, CATEGORIES, FONT_SIZE, TITLE_SIZE
 
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
@@ -54,30 +56,38 @@ def is_index(labels: list[str]) -> bool:
     return all(label.isdigit() for label in labels)
 
 
-def cell_steps(
-    row_labels: list[str],
-    col_labels: list[str],
-    max_width: int = MAX_WIDTH,
-    max_height: int = MAX_HEIGHT,
-    max_step: float = MAX_STEP,
-    max_aspect: float = 1.0,
-    compact_height: int = COMPACT_HEIGHT,
-    min_step: float = MIN_STEP,
-) -> tuple[float, float]:
+@dataclass(frozen=True)
+class CellSizes:
+    """How large ``heatmap`` may draw a matrix's cells (``cell_steps``): the chart's cells and row labels within
+    ``max_width`` and its cells within ``max_height`` pixels, a cell at most ``max_step`` a side, up to ``max_aspect``
+    times taller than wide where the columns are features, a feature-by-feature matrix's cells within
+    ``compact_height``, and a token's row or column at least ``min_step`` while that fits."""
+
+    max_width: int = MAX_WIDTH
+    max_height: int = MAX_HEIGHT
+    max_step: float = MAX_STEP
+    max_aspect: float = 1.0
+    compact_height: int = COMPACT_HEIGHT
+    min_step: float = MIN_STEP
+
+
+PAGE_CELLS = CellSizes()  # a heatmap's cells on a scrolling page
+
+
+def cell_steps(row_labels: list[str], col_labels: list[str], sizes: CellSizes = PAGE_CELLS) -> tuple[float, float]:
     """Pixels per cell (width, height): at most ``max_step``, square where the matrix fits, or up to ``max_aspect``
     times taller than wide where its columns are features and the height allows (a slide's token-by-feature matrix);
     at least ``min_step`` along a token axis (so every token gets its label) and MIN_INDEX_STEP along a feature axis
     while that fits; squeezed to fit otherwise (a 384-feature axis of a real model), never below 1 pixel. A
     feature-by-feature matrix (a W) is kept compact: its cells at most ``compact_height`` high."""
-    if is_index(row_labels):
-        max_height = min(max_height, compact_height)
-    cells_width = max_width - _label_room(row_labels)
+    max_height = min(sizes.max_height, sizes.compact_height) if is_index(row_labels) else sizes.max_height
+    cells_width = sizes.max_width - _label_room(row_labels)
     fit_width, fit_height = cells_width / max(len(col_labels), 1), max_height / max(len(row_labels), 1)
-    side = min(max_step, fit_width, fit_height)
-    tall = min(max_step, fit_height, side * max_aspect) if is_index(col_labels) else side
+    side = min(sizes.max_step, fit_width, fit_height)
+    tall = min(sizes.max_step, fit_height, side * sizes.max_aspect) if is_index(col_labels) else side
 
     def step(side: float, fit: float, labels: list[str]) -> float:
-        return max(side, min(MIN_INDEX_STEP if is_index(labels) else min_step, fit), 1.0)
+        return max(side, min(MIN_INDEX_STEP if is_index(labels) else sizes.min_step, fit), 1.0)
 
     return step(side, fit_width, col_labels), step(tall, fit_height, row_labels)
 
@@ -93,11 +103,14 @@ def _label_room(labels: list[str]) -> int:
 
 
 def heatmap_width(
-    row_labels: list[str], col_labels: list[str], legend_side: str = "bottom", kind: str = "weights", **sizes: float
+    row_labels: list[str],
+    col_labels: list[str],
+    sizes: CellSizes = PAGE_CELLS,
+    legend_side: str = "bottom",
+    kind: str = "weights",
 ) -> int:
-    """The pixel width ``heatmap`` draws a matrix of this ``kind`` with these labels at, given the size options
-    ``sizes`` (those of ``cell_steps``)."""
-    cell_width, _ = cell_steps(row_labels, col_labels, **sizes)
+    """The pixel width ``heatmap`` draws a matrix of this ``kind`` with these labels at, given its cells' ``sizes``."""
+    cell_width, _ = cell_steps(row_labels, col_labels, sizes)
     return width_at(cell_width, row_labels, col_labels, legend_side, kind)
 
 
