@@ -112,34 +112,38 @@ def tile_counts(mask: Tensor, size: int) -> tuple[list[list[str]], TileCounts]:
     return [[names[value] for value in line] for line in classes.tolist()], counts
 
 
-def controls(t: int) -> Mask:
-    """Draw the section's controls (where the caller is drawing) and return the mask on ``t`` tokens."""
+def controls(params: url_state.Params, t: int) -> Mask:
+    """Draw the section's controls (where the caller is drawing), those of the view's ``params`` named below, and
+    return the mask on ``t`` tokens."""
     label = {kind: KINDS[kind].label for kind in MODEL_MASKS}
-    kind = st.segmented_control("Model's mask", MODEL_MASKS, format_func=label.get, key="model_mask", required=True)
+    kind = params.model_mask.segmented_control("Model's mask", format_func=label.get, required=True)
+    mask = mask_controls(kind, t)
+    tile_t = params.tile_t.selectbox("Tile map's length T", format_func=lambda n: f"{n:,}")
+    blocks = [size for size in TILE_BLOCKS if tile_t // size <= MAX_TILES]  # the link's sizes that fit MAX_TILES
+    url_state.keep_in("tile_block", blocks, max(blocks[0], min(st.session_state["tile_block"], blocks[-1])))
+    st.selectbox("Tile size", blocks, key="tile_block", format_func=lambda n: f"{n} × {n}", help="block_q = block_k")
+    return mask
+
+
+def mask_controls(kind: str, t: int) -> Mask:
+    """Draw the sizes' controls of a ``kind`` of mask and return it on ``t`` tokens. Its sliders are bounded by the
+    sentence's T, not by the link's bounds, so a value is kept within the new T first."""
     if kind == "documents":
-        st.text_input(
+        lengths = st.text_input(
             "Document lengths",
             key="documents",
             help=f"Tokens of each document packed in the row, e.g. 3, 4 (at most {MAX_DOCUMENTS}); cut to the T tokens, "
             "and the tokens after them packed as one more document.",
         )
+        return Mask.packed(url_state.whole_numbers(lengths), t)  # checked by the Param: from 1
     if kind == "prefix":
         url_state.keep_in("prefix", range(t + 1), min(st.session_state["prefix"], t))
-        st.slider("Prefix P", 0, t, key="prefix", help="Tokens seen both ways: a prompt.")
-    if kind == "global":
-        url_state.keep_in("global_window", range(1, t + 1), min(st.session_state["global_window"], t))
-        st.slider("Window w", 1, t, key="global_window", help="Keys each query sees: itself and the w − 1 before it.")
-        url_state.keep_in("n_global", range(t + 1), min(st.session_state["n_global"], t))
-        st.slider("Global tokens G", 0, t, key="n_global", help="The first G tokens see, and are seen by, every token.")
-    st.selectbox("Tile map's length T", TILE_LENGTHS, key="tile_t", format_func=lambda n: f"{n:,}")
-    blocks = [size for size in TILE_BLOCKS if st.session_state["tile_t"] // size <= MAX_TILES]
-    url_state.keep_in("tile_block", blocks, max(blocks[0], min(st.session_state["tile_block"], blocks[-1])))
-    st.selectbox("Tile size", blocks, key="tile_block", format_func=lambda n: f"{n} × {n}", help="block_q = block_k")
-    if kind == "documents":
-        return Mask.packed(url_state.whole_numbers(st.session_state["documents"]), t)  # checked by the Param: from 1
-    if kind == "prefix":
-        return Mask(kind, (st.session_state["prefix"],))
-    return Mask(kind, (st.session_state["global_window"], st.session_state["n_global"]))
+        return Mask(kind, (st.slider("Prefix P", 0, t, key="prefix", help="Tokens seen both ways: a prompt."),))
+    url_state.keep_in("global_window", range(1, t + 1), min(st.session_state["global_window"], t))
+    window = st.slider("Window w", 1, t, key="global_window", help="Keys each query sees: itself and the w − 1 before it.")
+    url_state.keep_in("n_global", range(t + 1), min(st.session_state["n_global"], t))
+    n_global = st.slider("Global tokens G", 0, t, key="n_global", help="The first G tokens see, and are seen by, every token.")
+    return Mask(kind, (window, n_global))
 
 
 def mask_on_tokens(mask: Mask, tokens: list[str], step: int | None, step_slider: bool) -> None:

@@ -44,6 +44,7 @@ class Param:
             return False
 
     # Its control, drawn with the bounds or options of its parser (Integer, Number, Choice, Nearest): written once, here.
+    # A select box or segmented control of an Integer offers each whole number from its low to its high.
     def number_input(self, label: str, **options: Any) -> int | float:
         return st.number_input(label, self.parse.low, self.parse.high, key=self.key, **options)
 
@@ -58,6 +59,9 @@ class Param:
 
     def radio(self, label: str, **options: Any) -> Any:
         return st.radio(label, self.parse.options, key=self.key, **options)
+
+    def segmented_control(self, label: str, **options: Any) -> Any:
+        return st.segmented_control(label, self.parse.options, key=self.key, **options)
 
 
 class Params(tuple):
@@ -92,6 +96,10 @@ class Integer:
 
     low: int
     high: int
+
+    @property
+    def options(self) -> range:
+        return range(self.low, self.high + 1)
 
     def __call__(self, raw: str) -> int:
         try:

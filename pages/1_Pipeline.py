@@ -62,12 +62,14 @@ slides = page.Slides(
 
 
 with slides.controls:
-    real = st.radio("Weights", list(WEIGHTS), format_func=WEIGHTS.get, key="weights") == "minilm"
+    real = PARAMS.weights.radio("Weights", format_func=WEIGHTS.get) == "minilm"
     if real:
         left, right = st.columns(2)
-        layer = left.selectbox("Layer", range(N_LAYERS), key="layer")
-        head = right.selectbox("Head", range(N_HEADS), key="head")
-    preset = st.selectbox("Example", list(PRESETS), format_func=PRESET_LABELS.get, key="preset", disabled=real)
+        with left:
+            layer = PARAMS.layer.selectbox("Layer")
+        with right:
+            head = PARAMS.head.selectbox("Head")
+    preset = PARAMS.preset.selectbox("Example", format_func=PRESET_LABELS.get, disabled=real)
     custom = preset == "custom" or real
     st.text_area("Sentence", key="text", disabled=not custom, help="Words, punctuation and emoji each become a token.")
     st.text_input(
@@ -91,7 +93,7 @@ with slides.controls:
     scaled = st.toggle("Divide scores by √d_k", key="scale")
     st.toggle("Add position encodings to X", key="pos", disabled=preset == "playing-outside" or real)
     if len(available_devices()) > 1:
-        st.selectbox("Device", available_devices(), key="device", help="Where the tensors live and the engine runs.")
+        PARAMS.device.selectbox("Device", help="Where the tensors live and the engine runs.")
 
 model = load_model() if real else None
 if real and model is None:

@@ -244,7 +244,7 @@ if slides.show(5):
 
 if slides.show(6):
     with slides.section_controls():
-        model_mask = mask_tiles.controls(t)
+        model_mask = mask_tiles.controls(PARAMS, t)
     if slides.part(1):
         stepped = step if model_mask.kind in mask_tiles.STEPPED else None
         mask_tiles.mask_on_tokens(model_mask, grid_labels, stepped, step_slider=slides.current == 6)

@@ -167,14 +167,12 @@ if slides.show(4):
         "Queries and keys, moved and scaled without changing a weight, in one plane.",
     )
     with slides.section_controls(), st.container(horizontal=True, vertical_alignment="bottom"):
-        source = st.segmented_control(
-            "Queries and keys of", list(MAP_SOURCES), format_func=MAP_SOURCES.get, key="map", required=True
-        )
+        source = PARAMS.map.segmented_control("Queries and keys of", format_func=MAP_SOURCES.get, required=True)
         if source == "toy":
             st.toggle("Divide the scores by √d_k", key="scaled")
         else:
-            st.selectbox("Layer", range(N_LAYERS), key="layer", width=110)
-            st.selectbox("Head", range(N_HEADS), key="head", width=110)
+            PARAMS.layer.selectbox("Layer", width=110)
+            PARAMS.head.selectbox("Head", width=110)
         PARAMS.top.slider("Lines per query (its strongest keys)", width=260)
     found = None
     if source == "toy":
