@@ -34,7 +34,7 @@ class AttentionSteps:
     weights: Tensor  # (..., Tq, Tk) softmax over keys, exactly 0 where masked
     context: Tensor  # (..., Tq, d_v) weights @ V
     empty_rows: Tensor  # (..., Tq) bool: queries with no visible key (weights and context 0)
-    scale: float  # the factor the scores were multiplied by
+    scale: float | Tensor  # the factor the scores were multiplied by; a tensor broadcast to them, one a head
     mask: Tensor | None  # bool, broadcastable to (..., Tq, Tk); True = may attend
 
 
@@ -61,7 +61,7 @@ def attend(
     k: Tensor,
     v: Tensor,
     mask: Tensor | None = None,
-    scale: float | None = None,
+    scale: float | Tensor | None = None,
 ) -> AttentionSteps:
     """softmax(Q Kᵀ · scale, hidden scores -inf) V, scaled dot-product attention, returning every step.
 
@@ -72,9 +72,13 @@ def attend(
         mask: boolean, broadcastable to (..., Tq, Tk); True where the query
             may attend to the key. ``None`` lets every query see every key.
         scale: factor applied to the scores. ``None`` means 1/sqrt(d_k);
-            ``1.0`` leaves them unscaled.
+            ``1.0`` leaves them unscaled; a tensor broadcastable to the scores
+            gives each head its own, e.g. (H, 1, 1).
     """
-    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
+    if scale is None:
+        scale = default_scale(q.shape[-1])
+    elif not isinstance(scale, Tensor):
+        scale = float(scale)
     scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)
     scaled = scores * scale  # (..., Tq, Tk)
     if mask is None:

@@ -37,3 +37,20 @@ COREFERENCE_WORDS = ("it", "animal", "street")  # the pronoun, then the two word
 # Static vs contextual embeddings (source 002): one word, several meanings.
 CONTEXT_WORD = "bank"
 CONTEXT_SENTENCES = ("I deposited money at the bank", "We sat on the river bank", "The bank approved my loan")
+
+# Pairs of sentences that say the same thing in other words, and sentences about something else: the set the Real
+# model view measures MiniLM's sentence embeddings on (does each sentence's nearest other sentence stay its pair?).
+PARAPHRASE_PAIRS = (
+    ("A man is playing a guitar.", "Someone is strumming an acoustic guitar."),
+    ("The cat is sleeping on the sofa.", "A kitten naps on the couch."),
+    ("It is raining heavily in the city today.", "There is a downpour in town this afternoon."),
+    ("She bought a new car last week.", "Last week she purchased a brand-new vehicle."),
+    ("The children are playing football in the park.", "Kids kick a ball around on the grass."),
+    ("The stock market fell sharply on Monday.", "Share prices dropped steeply at the start of the week."),
+)
+UNRELATED_SENTENCES = (  # each shares words with a pair, not its meaning: a near miss for a poor embedding
+    "A man is playing the piano on stage.",
+    "The dog is sleeping on the kitchen floor.",
+    "It is sunny in the city today.",
+    "She sold her old bike last week.",
+)

@@ -2,6 +2,7 @@
 
 from attn_core.real_model.analysis import (
     BARELY_MOVES,
+    SINKS,
     Coreference,
     WordAcrossContexts,
     closest_heads,
@@ -9,10 +10,24 @@ from attn_core.real_model.analysis import (
     head_entropy,
     head_similarity,
     previous_token_share,
+    sink_keys,
+    sink_shares,
     visible_positions,
     word_across_contexts,
 )
-from attn_core.real_model.bert import MAX_TOKENS, N_HEADS, N_LAYERS, SPECIAL_TOKENS, WIDTH, BertConfig, Encoded, MiniLM, RealRun
+from attn_core.real_model.bert import (
+    MAX_TOKENS,
+    N_HEADS,
+    N_LAYERS,
+    SPECIAL_TOKENS,
+    WIDTH,
+    BertConfig,
+    Encoded,
+    MiniLM,
+    RealRun,
+    Temperature,
+    sentence_embeddings,
+)
 from attn_core.real_model.files import INSTALL_HELP, MODEL_NAME, ModelIntegrityError, ModelUnavailableError
 
 __all__ = [
@@ -22,6 +37,7 @@ __all__ = [
     "MODEL_NAME",
     "N_HEADS",
     "N_LAYERS",
+    "SINKS",
     "SPECIAL_TOKENS",
     "WIDTH",
     "BertConfig",
@@ -31,12 +47,16 @@ __all__ = [
     "ModelIntegrityError",
     "ModelUnavailableError",
     "RealRun",
+    "Temperature",
     "WordAcrossContexts",
     "closest_heads",
     "coreference",
     "head_entropy",
     "head_similarity",
     "previous_token_share",
+    "sentence_embeddings",
+    "sink_keys",
+    "sink_shares",
     "visible_positions",
     "word_across_contexts",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -40,6 +41,38 @@ def previous_token_share(run: RealRun, layer: int, head: int, b: int = 0) -> flo
     "previous-token" head, whose weights form a clean line just below the diagonal."""
     weights = run.weights(b)[layer, head]  # (T, T)
     return float(weights.diagonal(offset=-1).mean())
+
+
+SINKS = ("[CLS]", "[SEP]", "punctuation")  # the keys where BERT's heads park attention (Clark et al., 2019)
+
+
+def sink_keys(encoded: Encoded) -> dict[str, Tensor]:
+    """For each kind of SINKS, which keys of the batch are of that kind: (B, T) bool each; [PAD] keys are of none."""
+
+    def kind_of(token: str) -> str | None:
+        if token in SPECIAL_TOKENS:
+            return token
+        return "punctuation" if all(unicodedata.category(c).startswith("P") for c in token) else None
+
+    b, t = encoded.ids.shape
+    keys = {kind: torch.zeros(b, t, dtype=torch.bool) for kind in SINKS}
+    for row, tokens in enumerate(encoded.tokens):
+        for position, token in enumerate(tokens):
+            if (kind := kind_of(token)) is not None:
+                keys[kind][row, position] = True
+    return keys
+
+
+def sink_shares(run: RealRun) -> dict[str, Tensor]:
+    """For each kind of SINKS, the share of each head's attention that lands on keys of that kind: its weight on them
+    summed over the keys, averaged over every real query of every sentence of the run. (L, H) each."""
+    weights = torch.stack([steps.weights for steps in run.attention])  # (L, B, H, T, T)
+    real = run.encoded.mask.to(weights.dtype)  # (B, T): the queries averaged over
+    shares = {}
+    for kind, keys in sink_keys(run.encoded).items():
+        on_kind = (weights * keys[None, :, None, None, :]).sum(dim=-1)  # (L, B, H, T): each query's weight on them
+        shares[kind] = (on_kind * real[None, :, None, :]).sum(dim=(1, 3)) / real.sum()  # (L, H)
+    return shares
 
 
 def closest_heads(similarity: Tensor, layer: int, head: int, n: int = 3) -> list[tuple[int, int]]:

@@ -5,9 +5,14 @@ The weights are read with ``safetensors`` and the text is split into word pieces
 
     X = LayerNorm(word + position + token type embeddings)
     for each layer:   Q, K, V = X W + b, split into heads            # (B, H, T, d)
-                      A = attend(Q, K, V, padding mask)              # softmax(Q K^T / sqrt(d)) V
+                      A = attend(Q, K, V, padding mask)              # softmax(Q K^T / (sqrt(d) · τ)) V, τ = 1
                       X = LayerNorm(X + concat(A) W_O + b_O)
                       X = LayerNorm(X + GELU(X W_1 + b_1) W_2 + b_2)
+    embedding = normalise(mean of the last X over the real tokens)   # the sentence's, as all-MiniLM-L6-v2 defines it
+
+What the model was trained with can be changed, to see what it does: a temperature τ per head (τ = 1/√d drops the
+1/√d factor; τ > 1 flattens the weights), no padding mask (every token attends to a batch's [PAD] keys too), a causal
+mask this bidirectional encoder never saw, and a special token's key ([CLS] or [SEP]) hidden from chosen heads.
 
 The model object is shared by every user of a server: nothing here changes it after loading.
 """
@@ -15,7 +20,7 @@ The model object is shared by every user of a server: nothing here changes it af
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -32,6 +37,8 @@ from attn_core.real_model.files import WEIGHTS_FILE, check_weights, model_dir
 MAX_TOKENS = 128  # word pieces per sentence, [CLS] and [SEP] included
 N_LAYERS, N_HEADS, WIDTH = 6, 12, 384  # the model's shape, for controls drawn before it is loaded (config.json has the same)
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+# A temperature for every head, or one for some heads by (layer, head), the others keeping τ = 1.
+Temperature = float | Mapping[tuple[int, int], float]
 
 
 @dataclass(frozen=True)
@@ -140,10 +147,10 @@ class MiniLM:
         b, t, _ = x.shape
         return x.view(b, t, self.config.n_heads, self.config.head_size).transpose(1, 2)  # (B, H, T, d)
 
-    def _layer(self, x: Tensor, key_mask: Tensor, i: int) -> tuple[Tensor, AttentionSteps]:
+    def _layer(self, x: Tensor, mask: Tensor | None, scale: float | Tensor, i: int) -> tuple[Tensor, AttentionSteps]:
         prefix = f"encoder.layer.{i}."
         q, k, v = (self._split_heads(self._linear(x, prefix + "attention.self." + name)) for name in ("query", "key", "value"))
-        steps = attend(q, k, v, mask=key_mask)  # every tensor (B, H, T, ·)
+        steps = attend(q, k, v, mask=mask, scale=scale)  # every tensor (B, H, T, ·)
         b, t, c = x.shape
         concat = steps.context.transpose(1, 2).reshape(b, t, c)  # (B, T, C): the heads side by side
         x = self._layer_norm(x + self._linear(concat, prefix + "attention.output.dense"), prefix + "attention.output.LayerNorm")
@@ -151,25 +158,73 @@ class MiniLM:
         x = self._layer_norm(x + self._linear(hidden, prefix + "output.dense"), prefix + "output.LayerNorm")
         return x, steps
 
-    def run(self, encoded: Encoded) -> RealRun:
-        """The forward pass, keeping every layer's hidden states and every head's attention steps."""
+    def scales(self, temperature: Temperature, layer: int) -> float | Tensor:
+        """The factor a ``layer``'s scores are multiplied by, 1 / (√d_head · τ): one number where every head has the
+        same τ, else one a head, (H, 1, 1)."""
+        base = self.config.head_size**-0.5
+        if not isinstance(temperature, Mapping):
+            return base / temperature
+        per_head = [temperature.get((layer, head), 1.0) for head in range(self.config.n_heads)]
+        return base / torch.tensor(per_head, dtype=torch.float32)[:, None, None]  # (H, 1, 1)
+
+    def masks(
+        self, encoded: Encoded, padding_mask: bool, causal: bool, hide_token: str, hide_in: Collection[tuple[int, int]]
+    ) -> list[Tensor | None]:
+        """Each layer's boolean mask, True where a query may attend to a key, broadcastable to (B, H, T, T); None where
+        every query sees every key."""
+        b, t = encoded.ids.shape
+        mask = encoded.mask[:, None, None, :] if padding_mask else torch.ones(b, 1, 1, t, dtype=torch.bool)  # (B, 1, 1, T)
+        if causal:
+            mask = mask & torch.ones(t, t, dtype=torch.bool).tril()  # (B, 1, T, T): query i sees keys j <= i
+        hidden_keys = encoded.ids == self.tokenizer.token_to_id(hide_token)  # (B, T)
+        layers: list[Tensor | None] = []
+        for layer in range(self.config.n_layers):
+            heads = [head for head in range(self.config.n_heads) if (layer, head) in hide_in]
+            if heads:
+                hidden = torch.zeros(self.config.n_heads, dtype=torch.bool)
+                hidden[heads] = True
+                layers.append(mask & ~(hidden[None, :, None, None] & hidden_keys[:, None, None, :]))  # (B, H, ·, T)
+            else:
+                layers.append(None if not padding_mask and not causal else mask)
+        return layers
+
+    def run(
+        self,
+        encoded: Encoded,
+        *,
+        temperature: Temperature = 1.0,
+        padding_mask: bool = True,
+        causal: bool = False,
+        hide_token: str = "[SEP]",
+        hide_in: Collection[tuple[int, int]] = (),
+    ) -> RealRun:
+        """The forward pass, keeping every layer's hidden states and every head's attention steps. As trained by
+        default; ``temperature``: τ for every head, or for the (layer, head) pairs named; ``padding_mask=False``: every
+        token attends to the batch's [PAD] keys too; ``causal``: query i sees keys j <= i only; ``hide_in``: the
+        (layer, head) pairs in which no query sees the key of ``hide_token`` ([SEP] or [CLS])."""
         w = self.weights
+        masks = self.masks(encoded, padding_mask, causal, hide_token, set(hide_in))
         with torch.inference_mode():
             t = encoded.ids.shape[1]
             word_vectors = F.embedding(encoded.ids, w["embeddings.word_embeddings.weight"])  # (B, T, C)
             position = w["embeddings.position_embeddings.weight"][:t]  # (T, C)
             token_type = w["embeddings.token_type_embeddings.weight"][0]  # (C,): every token is in segment 0
             x = self._layer_norm(word_vectors + position + token_type, "embeddings.LayerNorm")  # (B, T, C)
-            key_mask = encoded.mask[:, None, None, :]  # (B, 1, 1, T): no query attends to padding
             hidden_states, attention = [x], []
             for i in range(self.config.n_layers):
-                x, steps = self._layer(x, key_mask, i)
+                x, steps = self._layer(x, masks[i], self.scales(temperature, i), i)
                 hidden_states.append(x)
                 attention.append(steps)
         return RealRun(encoded, word_vectors, tuple(hidden_states), tuple(attention))
 
-    def run_texts(self, texts: Sequence[str], max_tokens: int = MAX_TOKENS) -> RealRun:
-        return self.run(self.encode(texts, max_tokens))
+    def run_texts(self, texts: Sequence[str], max_tokens: int = MAX_TOKENS, **changes) -> RealRun:
+        """``run`` on ``texts`` encoded; ``changes``: run's keywords (temperature, padding_mask, causal, hide_token, hide_in)."""
+        return self.run(self.encode(texts, max_tokens), **changes)
+
+    def embed(self, texts: Sequence[str], max_tokens: int = MAX_TOKENS, **changes) -> Tensor:
+        """(B, C) sentence embeddings as all-MiniLM-L6-v2 defines them: the last layer's vectors averaged over each
+        sentence's real tokens ([CLS] and [SEP] included, [PAD] not), then L2-normalised; ``changes`` as in run_texts."""
+        return sentence_embeddings(self.run_texts(texts, max_tokens, **changes))
 
     def head_projections(self, layer: int, head: int) -> tuple[Tensor, ...]:
         """W_Q, W_K, W_V (C, d) and b_Q, b_K, b_V (d,) of one head, for ``X @ W + b``."""
@@ -178,3 +233,10 @@ class MiniLM:
         matrices = tuple(self.weights[name + ".weight"][rows].T for name in names)  # (C, d) each
         biases = tuple(self.weights[name + ".bias"][rows] for name in names)  # (d,) each
         return matrices + biases
+
+
+def sentence_embeddings(run: RealRun) -> Tensor:
+    """(B, C): each sentence's mean last-layer vector over its real tokens, L2-normalised (MiniLM.embed)."""
+    real = run.encoded.mask[:, :, None].to(run.hidden_states[-1].dtype)  # (B, T, 1)
+    mean = (run.hidden_states[-1] * real).sum(dim=1) / real.sum(dim=1)  # (B, C)
+    return F.normalize(mean, dim=-1)
