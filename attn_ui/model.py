@@ -10,6 +10,7 @@ import streamlit as st
 
 from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
 from attn_core.real_model import MODEL_NAME, Coreference, RealRun, WordAcrossContexts, coreference, word_across_contexts
+from attn_core.real_model.temperature import EmbeddingQuality, measure, temperature_of
 
 # Shown only while the model loads (about 1 s from the disk). On a server without its files (Streamlit Community Cloud
 # installs requirements.txt only) the first load downloads them; the other views are not held up.
@@ -55,6 +56,23 @@ def forward(_model: MiniLM, texts: tuple[str, ...], limit: int) -> RealRun:
 
 
 @st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def forward_at(_model: MiniLM, texts: tuple[str, ...], limit: int, heads: tuple[tuple[int, int], ...], tau: float) -> RealRun:
+    """``forward`` with the named heads at temperature ``tau``: a new τ reruns the model, a new head to look at does not."""
+    return _model.run(_model.encode(list(texts), limit), temperature=temperature_of(heads, tau))
+
+
+TAU_POINTS_KEPT = 3 * 20  # a sweep's points (about 20 temperatures) for three choices of heads
+
+
+@st.cache_resource(max_entries=TAU_POINTS_KEPT, show_spinner=False)
+def cached_quality(
+    _model: MiniLM, pairs: tuple[tuple[str, str], ...], others: tuple[str, ...], heads: tuple[tuple[int, int], ...], tau: float
+) -> EmbeddingQuality:
+    """``attn_core.real_model.temperature.measure``, once per distinct input: a sweep measured once is drawn again at once."""
+    return measure(_model, pairs, others, heads, tau)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
 def cached_coreference(_model: MiniLM, texts: tuple[str, str], pronoun: str, candidates: tuple[str, str]) -> Coreference:
     """``attn_core.coreference``, once per distinct input (a ValueError for bad words is raised, not kept)."""
     return coreference(_model, list(texts), pronoun, list(candidates))
@@ -80,4 +98,22 @@ def embedding_stage_note(contexts: WordAcrossContexts) -> str:
     return (
         "“lookup” is the embedding table's row: the same in every sentence. The embedding layer adds the position: "
         f"{where} (cosine 1.000 = identical). Each layer then mixes in the neighbours."
+    )
+
+
+def sweep_summary(quality: list[EmbeddingQuality], unscaled: float) -> str:
+    """What a temperature sweep measured, true of its numbers: the margin between paraphrase pairs and other
+    sentences as trained, where it is widest and narrowest, and without the 1/√d factor (τ = ``unscaled``)."""
+    by_tau = {q.tau: q for q in quality}
+    trained, dropped = by_tau[1.0], by_tau[unscaled]
+    margin = {q.tau: q.pair_cosine - q.other_cosine for q in quality}
+    widest, narrowest = max(margin, key=margin.get), min(margin, key=margin.get)
+
+    def at(q: EmbeddingQuality) -> str:
+        return f"pairs {q.pair_cosine:.2f}, others {q.other_cosine:.2f}, {q.nearest_is_pair:.0%} with their pair nearest"
+
+    return (
+        f"As trained (τ = 1): {at(trained)}. Without the 1/√d factor (τ = {unscaled:.2g}): {at(dropped)}. "
+        f"The gap between pairs and other sentences is widest at τ = {widest:.2g} ({margin[widest]:.2f}) and narrowest "
+        f"at τ = {narrowest:.2g} ({margin[narrowest]:.2f}): there the embeddings tell meaning apart least."
     )

@@ -310,10 +310,10 @@ def fitted(
 def heatmap_block(row: Row, values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> None:
     """A heatmap (``options`` as for ``charts.heatmap``) in a block of ``row``, sized to hold every label; with a
     title, its values can be downloaded."""
-    title, kind = options.get("title"), options.get("kind", "weights")
-    fit = fitted(row, row_labels, col_labels, 1 if title else 0, kind=kind)
+    title, subtitle, kind = options.get("title"), options.get("subtitle", ()), options.get("kind", "weights")
+    fit = fitted(row, row_labels, col_labels, 1 + len(subtitle) if title else 0, kind=kind)
     width = heatmap_width(row_labels, col_labels, fit.sizes, fit.legend_side, kind)
-    with block(max(width, title_width(title or ""))):
+    with block(max(width, title_width(title or "", subtitle))):
         if title:
             name = downloads.keep_matrix(title, values, row_labels, col_labels)
             if not slide.presenting():

@@ -3,36 +3,60 @@
 import math
 from contextlib import nullcontext
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attn_core import entropy
-from attn_core.examples import CONTEXT_SENTENCES, CONTEXT_WORD, COREFERENCE_SENTENCES, COREFERENCE_WORDS
+from attn_core.examples import (
+    CONTEXT_SENTENCES,
+    CONTEXT_WORD,
+    COREFERENCE_SENTENCES,
+    COREFERENCE_WORDS,
+    PARAPHRASE_PAIRS,
+    UNRELATED_SENTENCES,
+)
 from attn_core.real_model import (
     MAX_TOKENS,
     MODEL_NAME,
     N_HEADS,
     N_LAYERS,
+    WIDTH,
     closest_heads,
     head_entropy,
     head_similarity,
     previous_token_share,
     visible_positions,
 )
+from attn_core.real_model.temperature import SCOPES, heads_in, mean_entropy, sweep_taus
 from attn_core.text import last_word
 from attn_ui import page, slide, url_state
-from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, PICKED_HEAD, head_thumbnails, lines, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
-from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note, forward, load_model
-from attn_ui.steps import bar_block, dataframe, heatmap_block, labelled_lines_block, row, thumbnails_size
+from attn_ui.model import (
+    cached_coreference,
+    cached_quality,
+    cached_word_across_contexts,
+    embedding_stage_note,
+    forward,
+    forward_at,
+    load_model,
+    sweep_summary,
+)
+from attn_ui.steps import bar_block, chart_block, dataframe, heatmap_block, labelled_lines_block, row, thumbnails_size
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
-PARAMS = (
+UNSCALED = 1 / math.sqrt(WIDTH // N_HEADS)  # the temperature that drops the 1/√d factor
+TAUS = sweep_taus(WIDTH // N_HEADS)
+TAU_TICKS = (0.1, 0.3, 1.0, 3.0, 10.0)  # labelled on the sweep's τ axis
+SCOPE_LABELS = {"all": "every head", "layer": "this layer's heads", "head": "this head"}
+SWEPT = "_tau_sweeps"  # session state: the choices of heads whose temperature sweep this session has measured
+PARAMS = url_state.Params(
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
     Param("hide", False, url_state.on_off, url_state.format_on_off),
     Param("layer", DEFAULT_LAYER, url_state.Integer(0, N_LAYERS - 1)),
@@ -42,6 +66,8 @@ PARAMS = (
     Param("coref", ", ".join(COREFERENCE_WORDS), url_state.text),
     Param("word", CONTEXT_WORD, url_state.text),
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
+    Param("tau", 1.0, url_state.Nearest(TAUS), url_state.format_number),
+    Param("tau_heads", "all", url_state.Choice(SCOPES)),
 )
 
 
@@ -58,6 +84,13 @@ def open_picked_head() -> None:
             st.session_state["slide"] = 1
 
 
+def tau_label(tau: float) -> str:
+    """A temperature as its control and charts name it, the two that matter by what they are."""
+    if tau == UNSCALED:
+        return f"{tau:.2g} (no 1/√d)"
+    return "1 (as trained)" if tau == 1.0 else f"{tau:.2g}"
+
+
 def use_coreference_example() -> None:
     """Coreference's example: two sentences that differ in one word, and the words it compares."""
     st.session_state.update(text=COREFERENCE_SENTENCES[0], text2=COREFERENCE_SENTENCES[1], coref=", ".join(COREFERENCE_WORDS))
@@ -68,6 +101,7 @@ SLIDES = (
     page.Section("All heads", "Model view: every head of every layer"),
     page.Section("Coreference", "Coreference: what does “it” refer to?", parts=2),  # the table, then the heatmap
     page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
+    page.Section("Temperature", "Temperature inside the trained model", parts=2),  # the open head, then the sweep
 )
 
 values = page.setup(page.REAL_MODEL, PARAMS)
@@ -113,8 +147,8 @@ if slides.show(1):
     pronoun = encoded.positions_of(0, COREFERENCE_WORDS[0])
     url_state.keep_in("token", shown, pronoun[0] if pronoun and pronoun[0] in shown else shown[last_word(labels)])
     with slides.section_controls(), st.container(horizontal=True):
-        layer = st.selectbox("Layer", range(n_layers), key="layer", width=160)
-        head = st.selectbox("Head", range(n_heads), key="head", width=160)
+        layer = PARAMS.layer.selectbox("Layer", width=160)
+        head = PARAMS.head.selectbox("Head", width=160)
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
     head_weights = weights[layer, head]  # (T, T)
     if slides.part(3) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
@@ -256,5 +290,69 @@ if slides.show(4):
                 )
         if slides.part(1):  # on a slide, under the introduction: what to look for in the chart
             st.caption(escape_markdown(embedding_stage_note(contexts)))
+
+if slides.show(5):
+    slide.lead(
+        "Every head of this model divides its scores by √d = 5.66 before the softmax, as it was trained. Here the scores "
+        "of the heads you choose are divided by a temperature τ as well: softmax(Q Kᵀ / (√d · τ)). τ = 1 is the model as "
+        "trained; τ = 0.18 = 1/√d drops the 1/√d factor, as the Scaling view does on random weights; a larger τ flattens "
+        "the rows towards uniform, a smaller one sharpens them towards one key.",
+        "softmax(Q Kᵀ / (√d · τ)) in the heads chosen: τ = 1 as trained, τ = 1/√d drops the 1/√d factor.",
+    )
+    with slides.section_controls(), st.container(horizontal=True, vertical_alignment="bottom"):
+        scope = PARAMS.tau_heads.segmented_control("Heads changed", format_func=SCOPE_LABELS.get, required=True)
+        tau = PARAMS.tau.select_slider("Temperature τ (log scale)", format_func=tau_label, width=420)
+    changed = tuple(heads_in(scope, values.layer, values.head, n_layers, n_heads))
+    where = f"layer {values.layer}, head {values.head}"
+    if slides.part(1):
+        hot = run if tau == 1.0 else forward_at(model, tuple(encoded.texts), MAX_TOKENS, changed, tau)
+        with row(2, lines_above=1) as charts:  # on a slide, a line of lead
+            for at, name in ((run, "as trained"), (hot, f"at τ = {tau_label(tau)}")):
+                head_weights = at.weights(0)[values.layer, values.head]  # (T, T)
+                spread = f"mean entropy of its rows {mean_entropy(at, [(values.layer, values.head)]):.2f} nats"
+                heatmap_block(
+                    charts, head_weights[shown][:, shown].numpy(), labels, labels, title=f"{where}, {name}", subtitle=(spread,)
+                )
+        if not slide.presenting():
+            st.caption(
+                f"{SCOPE_LABELS[scope].capitalize()} at τ. Spreading evenly over the {len(tokens)} tokens would be "
+                f"{math.log(len(tokens)):.2f} nats; looking at one token only, 0."
+            )
+    if slides.part(2):
+        sweep_key = (scope, *(changed[0] if scope != "all" else ()))
+        swept = st.session_state.setdefault(SWEPT, set())
+        # The request is kept by the button's callback, not its value: a rerun the browser asks for meanwhile (a report
+        # of its size) stops this run, and the next one goes on from the temperatures measured (each is cached).
+        if sweep_key not in swept:
+            st.button(
+                f"Measure the embeddings at {len(TAUS)} temperatures", key="tau_sweep", on_click=swept.add, args=(sweep_key,)
+            )
+            st.caption(
+                f"{len(PARAPHRASE_PAIRS)} pairs of sentences that say the same thing in other words, and "
+                f"{len(UNRELATED_SENTENCES)} that share words with them but not their meaning, embedded at each τ: "
+                "does each sentence's most similar other sentence stay its pair, and do pairs stay closer than the rest?"
+            )
+        else:
+            progress = st.progress(0.0, text="Running the model on the sentences at each temperature")
+            for done, point in enumerate(TAUS, 1):
+                cached_quality(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, changed, point)
+                progress.progress(done / len(TAUS), text=f"τ = {point:.2g}: {done} of {len(TAUS)}")
+            progress.empty()
+            quality = [cached_quality(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, changed, point) for point in TAUS]
+            with row(2, lines_above=1, lines_below=3) as charts:  # the summary under the charts
+                embeddings = {
+                    "paraphrase pairs": [q.pair_cosine for q in quality],
+                    "two other sentences": [q.other_cosine for q in quality],
+                    "nearest is its pair": [q.nearest_is_pair for q in quality],
+                }
+                title = f"Sentence embeddings, {SCOPE_LABELS[scope]} at τ"
+                for series, y_title, chart_title in (
+                    (embeddings, "cosine similarity, share", title),
+                    ({"changed heads": [q.entropy for q in quality]}, "mean entropy (nats)", "How spread their rows are"),
+                ):
+                    options = {"x_title": "temperature τ", "y_title": y_title, "log_x": True, "x_ticks": TAU_TICKS}
+                    options |= {"marker": tau, "title": chart_title}
+                    chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, np.array(TAUS), series, **options)
+            st.caption(sweep_summary(quality, UNSCALED))
 
 page.publish(PARAMS)

@@ -213,3 +213,58 @@ def test_the_head_view_names_the_most_similar_heads_and_draws_every_heads_simila
     (drawn,) = heatmap_values(open_all(at, "expander", "similarity"), 6, 12)
     torch.testing.assert_close(drawn, similarity, atol=1e-6, rtol=0)
     assert drawn[3, 1] == pytest.approx(1.0) and (i, j) != (3, 1)
+
+
+def test_a_temperature_link_opens_the_head_at_that_temperature_beside_the_trained_one(model):
+    """?slide=5&tau=0.18&tau_heads=layer: the open head's weights as trained and with its layer's heads at τ = 1/√d,
+    each equal to the engine's run and titled with the mean entropy of its rows in that run."""
+    from attn_core.real_model.temperature import mean_entropy
+
+    at = open_view(REAL, slide="5", tau="0.18", tau_heads="layer", layer="1", head="4")
+    assert_clean(at)
+    unscaled = 1 / 32**0.5
+    assert at.select_slider(key="tau").value == pytest.approx(unscaled)
+    assert at.segmented_control(key="tau_heads").value == "layer"
+    trained = model.run_texts([COREFERENCE_SENTENCES[0]])
+    hot = model.run_texts([COREFERENCE_SENTENCES[0]], temperature={(1, h): unscaled for h in range(12)})
+    t = len(trained.encoded.tokens[0])
+    drawn = heatmap_values(at, t, t)
+    for run in (trained, hot):
+        assert any(torch.allclose(m, run.weights(0)[1, 4].double(), atol=1e-6) for m in drawn)
+    headings = chart_headings(at)
+    for run, name in ((trained, "as trained"), (hot, "at τ = 0.18 (no 1/√d)")):
+        spread = f"mean entropy of its rows {mean_entropy(run, [(1, 4)]):.2f} nats"
+        assert f"layer 1, head 4, {name}\n{spread}" in headings, headings
+
+
+def test_bad_temperature_values_in_a_link_are_reported_and_the_section_works():
+    at = open_view(REAL, slide="5", tau="hot", tau_heads="some")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "tau" in warning and "tau_heads" in warning
+    assert at.select_slider(key="tau").value == 1.0 and at.segmented_control(key="tau_heads").value == "all"
+
+
+def test_a_new_temperature_reruns_the_model_once_and_the_sweep_measures_every_temperature(model, monkeypatch):
+    """Moving τ runs the model once more (the heads at the new τ), not the trained pass again; the sweep's button
+    measures the built-in sentences at every τ of the slider, and its summary quotes the measurement as trained."""
+    from attn_core.examples import PARAPHRASE_PAIRS, UNRELATED_SENTENCES
+    from attn_core.real_model.temperature import measure
+
+    at = open_view(REAL, slide="5", text="A short new sentence to run", tau_heads="head")
+    assert_clean(at)
+    passes = []
+    original = MiniLM.run
+    monkeypatch.setattr(
+        MiniLM, "run", lambda self, *args, **kw: passes.append(kw.get("temperature")) or original(self, *args, **kw)
+    )
+    at.select_slider(key="tau").set_value(3.1623).run()  # τ = 10^(4/8)
+    assert_clean(at)
+    assert len(passes) == 1 and list(passes[0].values()) == [pytest.approx(10**0.5)]
+    at.button(key="tau_sweep").click().run()
+    assert_clean(at)
+    assert len(passes) == 1 + 17  # each τ of the slider (0.1 to 10, 1/√d among them), on the built-in sentences
+    trained = measure(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, [(0, 2)], 1.0)
+    summary = texts(at, "caption")[-1]
+    assert summary.startswith(f"As trained (τ = 1): pairs {trained.pair_cosine:.2f}, others {trained.other_cosine:.2f}")
+    assert not [button for button in at.button if button.key == "tau_sweep"]  # measured: no button left

@@ -69,13 +69,15 @@ def lines(
     marker: float | None = None,
     title: str = "",
     points: bool = True,
+    x_ticks: tuple[float, ...] = (),
 ) -> dict:
     """Curves of y against x, one colour per series of ``measured``.
 
     Without ``theory`` the measured series are lines with points (``points=False``: lines alone, for long series).
     With it, measured values are points and each theory curve (keyed like the measured series it predicts) a dashed
     line of the same colour. ``marker`` draws a vertical rule at that x (a row of the data, so that moving it changes
-    only the data). A log x axis is in base 2 with a tick at every x (e.g. d_k = 1, 2, 4 ... 1024).
+    only the data). A log x axis is in base 2 with a tick at every x (e.g. d_k = 1, 2, 4 ... 1024), or at ``x_ticks``
+    where given (x values that are not round numbers: 0.1, 1, 10 on an axis of 17 temperatures).
     Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, lines, ...)``.
     """
@@ -90,7 +92,7 @@ def lines(
     layout = {
         "x_title": x_title,
         "y_title": y_title,
-        "x_ticks": tuple(sorted(set(np.asarray(x, dtype=float)))),
+        "x_ticks": tuple(x_ticks) or tuple(sorted(set(np.asarray(x, dtype=float)))),
         "log_x": log_x,
         "log_y": log_y,
         "names": tuple(measured),
