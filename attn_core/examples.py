@@ -54,3 +54,10 @@ UNRELATED_SENTENCES = (  # each shares words with a pair, not its meaning: a nea
     "It is sunny in the city today.",
     "She sold her old bike last week.",
 )
+
+# Sentences of different lengths, padded into one batch by the Real model view (its padding and causal sections).
+PADDED_SENTENCES = (
+    "The cat sat.",
+    "A much longer sentence about the cat that sat on the warm mat all afternoon.",
+    "Dogs bark at night.",
+)

@@ -9,7 +9,16 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
-from attn_core.real_model import MODEL_NAME, Coreference, RealRun, WordAcrossContexts, coreference, word_across_contexts
+from attn_core.real_model import (
+    MODEL_NAME,
+    Coreference,
+    RealRun,
+    WordAcrossContexts,
+    coreference,
+    sink_shares,
+    word_across_contexts,
+)
+from attn_core.real_model.mask_effects import Change, PaddingCheck, change_of, padding_check
 from attn_core.real_model.temperature import EmbeddingQuality, measure, temperature_of
 
 # Shown only while the model loads (about 1 s from the disk). On a server without its files (Streamlit Community Cloud
@@ -73,6 +82,26 @@ def cached_quality(
 
 
 @st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_padding_check(_model: MiniLM, texts: tuple[str, ...]) -> PaddingCheck:
+    """``attn_core.real_model.mask_effects.padding_check``, once per distinct batch."""
+    return padding_check(_model, texts)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_change(
+    _model: MiniLM, texts: tuple[str, ...], causal: bool, hide_token: str, hide_in: tuple[tuple[int, int], ...]
+) -> Change:
+    """``attn_core.real_model.mask_effects.change_of``, once per distinct input."""
+    return change_of(_model, texts, causal=causal, hide_token=hide_token, hide_in=hide_in)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_sink_shares(_model: MiniLM, texts: tuple[str, ...]) -> dict:
+    """``attn_core.real_model.sink_shares`` of the model's run over ``texts``, once per distinct input."""
+    return sink_shares(_model.run_texts(list(texts)))
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
 def cached_coreference(_model: MiniLM, texts: tuple[str, str], pronoun: str, candidates: tuple[str, str]) -> Coreference:
     """``attn_core.coreference``, once per distinct input (a ValueError for bad words is raised, not kept)."""
     return coreference(_model, list(texts), pronoun, list(candidates))
@@ -116,4 +145,20 @@ def sweep_summary(quality: list[EmbeddingQuality], unscaled: float) -> str:
         f"As trained (τ = 1): {at(trained)}. Without the 1/√d factor (τ = {unscaled:.2g}): {at(dropped)}. "
         f"The gap between pairs and other sentences is widest at τ = {widest:.2g} ({margin[widest]:.2f}) and narrowest "
         f"at τ = {narrowest:.2g} ({margin[narrowest]:.2f}): there the embeddings tell meaning apart least."
+    )
+
+
+def sink_summary(shares: dict) -> str:
+    """Where the heads park, true of ``shares`` (attn_core.real_model.sink_shares): the kind of key with the most
+    weight over the model, its share in its busiest layer, and its busiest head."""
+    totals = {kind: float(share.mean()) for kind, share in shares.items()}
+    first = max(totals, key=totals.get)
+    by_layer = shares[first].mean(dim=1)  # (L,)
+    layer = int(by_layer.argmax())
+    busiest = divmod(int(shares[first].argmax()), shares[first].shape[1])
+    others = ", ".join(f"{kind} {share:.0%}" for kind, share in totals.items() if kind != first)
+    return (
+        f"Over all heads, {totals[first]:.0%} of the attention lands on {first} ({others}); in layer {layer}, "
+        f"{float(by_layer[layer]):.0%}. The head that parks most there is layer {busiest[0]}, head {busiest[1]}, with "
+        f"{float(shares[first][busiest]):.0%} of its attention."
     )

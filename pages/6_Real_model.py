@@ -13,6 +13,7 @@ from attn_core.examples import (
     CONTEXT_WORD,
     COREFERENCE_SENTENCES,
     COREFERENCE_WORDS,
+    PADDED_SENTENCES,
     PARAPHRASE_PAIRS,
     UNRELATED_SENTENCES,
 )
@@ -35,16 +36,21 @@ from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, PICKED_HEAD, head_thumbnails
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
 from attn_ui.model import (
+    cached_change,
     cached_coreference,
+    cached_padding_check,
     cached_quality,
+    cached_sink_shares,
     cached_word_across_contexts,
     embedding_stage_note,
     forward,
     forward_at,
     load_model,
+    sink_summary,
     sweep_summary,
 )
 from attn_ui.steps import bar_block, chart_block, dataframe, heatmap_block, labelled_lines_block, row, thumbnails_size
+from attn_ui.trained_masks import change_blocks, hidden_key_blocks, padding_blocks, sink_blocks
 from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
@@ -55,6 +61,15 @@ UNSCALED = 1 / math.sqrt(WIDTH // N_HEADS)  # the temperature that drops the 1/�
 TAUS = sweep_taus(WIDTH // N_HEADS)
 TAU_TICKS = (0.1, 0.3, 1.0, 3.0, 10.0)  # labelled on the sweep's τ axis
 SCOPE_LABELS = {"all": "every head", "layer": "this layer's heads", "head": "this head"}
+SINK_TOKENS = {"cls": "[CLS]", "sep": "[SEP]"}  # a link's name for each special token whose key can be hidden
+# The sentences whose attention on special tokens and punctuation is averaged, beside the user's.
+SINK_CORPUS = (
+    *(sentence for pair in PARAPHRASE_PAIRS for sentence in pair),
+    *UNRELATED_SENTENCES,
+    *CONTEXT_SENTENCES,
+    COREFERENCE_SENTENCES[1],
+)
+MAX_PADDED = 4  # sentences in the padded batch
 SWEPT = "_tau_sweeps"  # session state: the choices of heads whose temperature sweep this session has measured
 PARAMS = url_state.Params(
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -68,6 +83,9 @@ PARAMS = url_state.Params(
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
     Param("tau", 1.0, url_state.Nearest(TAUS), url_state.format_number),
     Param("tau_heads", "all", url_state.Choice(SCOPES)),
+    Param("padded", "\n".join(PADDED_SENTENCES), url_state.text),
+    Param("sink", "cls", url_state.Choice(SINK_TOKENS)),
+    Param("sink_heads", "all", url_state.Choice(SCOPES)),
 )
 
 
@@ -91,6 +109,23 @@ def tau_label(tau: float) -> str:
     return "1 (as trained)" if tau == 1.0 else f"{tau:.2g}"
 
 
+def padded_texts(where) -> tuple[str, ...]:
+    """The padded batch's sentences, from their box (drawn in ``where``): 2 to MAX_PADDED non-empty lines, each cut
+    to MAX_CHARS; the example's where fewer are given, and a note where some are left out."""
+    where.text_area("Sentences of different lengths, one per line", key="padded", height=120)
+    lines = [line.strip()[:MAX_CHARS] for line in values.padded.splitlines() if line.strip()]
+    if len(lines) < 2:
+        st.info("Write two sentences or more, one per line; the example batch is shown.")
+        return PADDED_SENTENCES
+    if len(lines) > MAX_PADDED:
+        st.info(f"The batch holds the first {MAX_PADDED} sentences.")
+    return tuple(lines[:MAX_PADDED])
+
+
+def sentence_names(texts: tuple[str, ...]) -> list[str]:
+    return [short_label(text, SENTENCE_LABEL) for text in texts]
+
+
 def use_coreference_example() -> None:
     """Coreference's example: two sentences that differ in one word, and the words it compares."""
     st.session_state.update(text=COREFERENCE_SENTENCES[0], text2=COREFERENCE_SENTENCES[1], coref=", ".join(COREFERENCE_WORDS))
@@ -102,6 +137,8 @@ SLIDES = (
     page.Section("Coreference", "Coreference: what does “it” refer to?", parts=2),  # the table, then the heatmap
     page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
     page.Section("Temperature", "Temperature inside the trained model", parts=2),  # the open head, then the sweep
+    page.Section("Padding", "Padding and causal masks on the trained model", parts=2),
+    page.Section("Sinks", "Where the attention parks", parts=2),  # the shares, then a key hidden
 )
 
 values = page.setup(page.REAL_MODEL, PARAMS)
@@ -297,7 +334,7 @@ if slides.show(5):
         "of the heads you choose are divided by a temperature τ as well: softmax(Q Kᵀ / (√d · τ)). τ = 1 is the model as "
         "trained; τ = 0.18 = 1/√d drops the 1/√d factor, as the Scaling view does on random weights; a larger τ flattens "
         "the rows towards uniform, a smaller one sharpens them towards one key.",
-        "softmax(Q Kᵀ / (√d · τ)) in the heads chosen: τ = 1 as trained, τ = 1/√d drops the 1/√d factor.",
+        "",  # on a slide, the chart's title says it: its height goes to the tokens
     )
     with slides.section_controls(), st.container(horizontal=True, vertical_alignment="bottom"):
         scope = PARAMS.tau_heads.segmented_control("Heads changed", format_func=SCOPE_LABELS.get, required=True)
@@ -306,12 +343,23 @@ if slides.show(5):
     where = f"layer {values.layer}, head {values.head}"
     if slides.part(1):
         hot = run if tau == 1.0 else forward_at(model, tuple(encoded.texts), MAX_TOKENS, changed, tau)
-        with row(2, lines_above=1) as charts:  # on a slide, a line of lead
-            for at, name in ((run, "as trained"), (hot, f"at τ = {tau_label(tau)}")):
+        # On a slide the head at τ alone, its entropy as trained beside its own: two heatmaps of a 16-word sentence do
+        # not fit a 1024 × 576 window, and the slide before (section 1) shows the head as trained.
+        trained_spread = mean_entropy(run, [(values.layer, values.head)])
+        shown_runs = [(hot, tau)] if slide.presenting() else [(run, 1.0), (hot, tau)]
+        with row(len(shown_runs), lines_above=0) as charts:
+            for at, at_tau in shown_runs:
                 head_weights = at.weights(0)[values.layer, values.head]  # (T, T)
                 spread = f"mean entropy of its rows {mean_entropy(at, [(values.layer, values.head)]):.2f} nats"
+                if slide.presenting():
+                    spread += f" ({trained_spread:.2f} as trained)"
                 heatmap_block(
-                    charts, head_weights[shown][:, shown].numpy(), labels, labels, title=f"{where}, {name}", subtitle=(spread,)
+                    charts,
+                    head_weights[shown][:, shown].numpy(),
+                    labels,
+                    labels,
+                    title=f"softmax(Q Kᵀ / (√d · τ)) at τ = {tau_label(at_tau)}",
+                    subtitle=(f"{where}: {spread}",),
                 )
         if not slide.presenting():
             st.caption(
@@ -354,5 +402,59 @@ if slides.show(5):
                     options |= {"marker": tau, "title": chart_title}
                     chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, np.array(TAUS), series, **options)
             st.caption(sweep_summary(quality, UNSCALED))
+
+if slides.show(6):
+    if slides.part(1):
+        slide.lead(
+            "A batch holds sentences of different lengths, so the shorter ones are padded with [PAD] tokens to the longest. "
+            "The padding mask hides those keys from every query: each sentence then comes out exactly as run alone. "
+            "Without it, every token also attends to the [PAD] keys, which the model never saw in training.",
+            "Padded into one batch: with the padding mask, each sentence is as if alone; without it, they attend to [PAD].",
+        )
+    texts = padded_texts(slides.section_controls())
+    if slides.part(1):
+        padding_blocks(cached_padding_check(model, texts), layer_names, head_names)
+    if slides.part(2):
+        slide.lead(
+            "This model reads both ways: every token sees the whole sentence. A causal mask, as a decoder uses, lets token "
+            "i see tokens 0 … i only. The model was never trained so: how far do its sentence embeddings move, and which "
+            "heads change most?",
+            "A causal mask on a model trained to read both ways: how far the embeddings move, which heads change.",
+        )
+        change = cached_change(model, texts, True, "[SEP]", ())
+        change_blocks(change, sentence_names(texts), layer_names, head_names, "Causal mask: share of each head's weights moved")
+
+if slides.show(7):
+    if slides.part(1):
+        slide.lead(
+            f"Many heads of BERT park their attention on a special token when they have nothing to do (Clark et al., 2019, "
+            f"found more than half of BERT-base's middle layers' attention on [SEP]). Here, the share of each head's "
+            f"attention on [CLS], on [SEP] and on punctuation, averaged over every real token of "
+            f"{len(SINK_CORPUS)} built-in sentences and yours.",
+            "The share of each head's attention on [CLS] and on [SEP].",
+        )
+        corpus = (*SINK_CORPUS, encoded.texts[0])
+        shares = cached_sink_shares(model, corpus)
+        sink_blocks(shares, layer_names, head_names)
+        if not slide.presenting():
+            st.caption(escape_markdown(sink_summary(shares)))
+    if slides.part(2):
+        slide.lead(
+            "Is a head parked on a special token doing nothing? Hide that token's key from it (its weight goes to the "
+            "other keys, in proportion) and see how far the sentence embeddings move.",
+            "Hide a special token's key from the heads: how far the embeddings move.",
+        )
+        with slides.section_controls(), st.container(horizontal=True):
+            token = PARAMS.sink.segmented_control("Key hidden", format_func=SINK_TOKENS.get, required=True)
+            scope = PARAMS.sink_heads.segmented_control("From", format_func=SCOPE_LABELS.get, required=True)
+        hidden_from = tuple(heads_in(scope, values.layer, values.head, n_layers, n_heads))
+        corpus = (*SINK_CORPUS, encoded.texts[0])
+        change = cached_change(model, corpus, False, SINK_TOKENS[token], hidden_from)
+        heads = {
+            "all": "every head",
+            "layer": f"layer {values.layer}'s heads",
+            "head": f"layer {values.layer}, head {values.head}",
+        }
+        hidden_key_blocks(change, SINK_TOKENS[token], heads[scope], layer_names, head_names)
 
 page.publish(PARAMS)

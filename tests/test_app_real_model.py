@@ -232,9 +232,9 @@ def test_a_temperature_link_opens_the_head_at_that_temperature_beside_the_traine
     for run in (trained, hot):
         assert any(torch.allclose(m, run.weights(0)[1, 4].double(), atol=1e-6) for m in drawn)
     headings = chart_headings(at)
-    for run, name in ((trained, "as trained"), (hot, "at τ = 0.18 (no 1/√d)")):
-        spread = f"mean entropy of its rows {mean_entropy(run, [(1, 4)]):.2f} nats"
-        assert f"layer 1, head 4, {name}\n{spread}" in headings, headings
+    for run, name in ((trained, "1 (as trained)"), (hot, "0.18 (no 1/√d)")):
+        spread = f"layer 1, head 4: mean entropy of its rows {mean_entropy(run, [(1, 4)]):.2f} nats"
+        assert f"softmax(Q Kᵀ / (√d · τ)) at τ = {name}\n{spread}" in headings, headings
 
 
 def test_bad_temperature_values_in_a_link_are_reported_and_the_section_works():
@@ -268,3 +268,50 @@ def test_a_new_temperature_reruns_the_model_once_and_the_sweep_measures_every_te
     summary = texts(at, "caption")[-1]
     assert summary.startswith(f"As trained (τ = 1): pairs {trained.pair_cosine:.2f}, others {trained.other_cosine:.2f}")
     assert not [button for button in at.button if button.key == "tau_sweep"]  # measured: no button left
+
+
+def test_the_padding_section_shows_the_padded_batch_as_the_engine_measures_it(model):
+    """?slide=6 with the user's three sentences: the difference with the mask is rounding, and the cosines without it
+    and the [PAD] weight grid are attn_core's; one sentence falls back to the example."""
+    from attn_core.real_model.mask_effects import padding_check
+
+    sentences = ["Short one.", "A rather longer sentence than the others in the batch.", "Mid length here."]
+    at = open_view(REAL, slide="6", padded="\n".join(sentences))
+    assert_clean(at)
+    check = padding_check(model, sentences)
+    # Rounding, whose last bits depend on the process's torch threads: read, not compared digit for digit.
+    assert metric(at, "Largest difference, padded with the mask vs alone") <= 1e-5
+    table = at.table[0].value
+    assert list(table["[PAD] added"]) == check.pads
+    assert list(table["cosine, no mask vs alone"]) == pytest.approx([float(c) for c in check.unmasked_cosine], abs=1e-4)
+    assert any(torch.allclose(m.float(), check.pad_weight, atol=1e-6) for m in heatmap_values(at, 6, 12))
+    alone = open_view(REAL, slide="6", padded="only one")
+    assert_clean(alone)
+    assert any("two sentences or more" in text for text in texts(alone, "info"))
+
+
+def test_the_sinks_section_hides_the_key_it_is_told_to_from_the_heads_it_is_told_to(model):
+    """?slide=7&sink=sep&sink_heads=layer&layer=3: the shares are the engine's over the corpus and the sentence; the
+    effect of hiding [SEP] from layer 3's heads is attn_core's change_of on the same sentences."""
+    from attn_core.real_model import sink_shares
+    from attn_core.real_model.mask_effects import change_of
+
+    at = open_view(REAL, slide="7", sink="sep", sink_heads="layer", layer="3")
+    assert_clean(at)
+    corpus = [*run_corpus(), COREFERENCE_SENTENCES[0]]
+    shares = sink_shares(model.run_texts(corpus))
+    grids = heatmap_values(at, 6, 12)
+    for kind in ("[CLS]", "[SEP]", "punctuation"):
+        assert any(torch.allclose(m.float(), shares[kind], atol=1e-6) for m in grids), kind
+    change = change_of(model, corpus, hide_token="[SEP]", hide_in=[(3, h) for h in range(12)])
+    assert metric(at, "Mean cosine") == pytest.approx(float(change.cosine.mean()), abs=1e-4)
+    assert metric(at, "Lowest cosine") == pytest.approx(float(change.cosine.min()), abs=1e-4)
+    assert any(torch.allclose(m.float(), change.head_change, atol=1e-6) for m in grids)
+    assert float(change.head_change[:3].abs().max()) == 0.0 and float(change.head_change[3].min()) > 0
+
+
+def run_corpus() -> list[str]:
+    """The Real model view's built-in corpus for the sinks section, as the page lists it."""
+    from attn_core.examples import CONTEXT_SENTENCES, PARAPHRASE_PAIRS, UNRELATED_SENTENCES
+
+    return [*(s for pair in PARAPHRASE_PAIRS for s in pair), *UNRELATED_SENTENCES, *CONTEXT_SENTENCES, COREFERENCE_SENTENCES[1]]

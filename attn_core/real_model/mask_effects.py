@@ -56,7 +56,7 @@ class Change:
     """What a change to the model did to a batch: each sentence's embedding against as trained, and each head."""
 
     cosine: Tensor  # (B,) cosine of each sentence's embedding with the change and as trained: 1 = unchanged
-    head_change: Tensor  # (L, H) mean |Δ weight| of each head over the real queries' rows, summed over the keys
+    head_change: Tensor  # (L, H) share of each head's row weight that moved (½ Σ_keys |Δ w|), mean over real queries
 
 
 def change_of(
@@ -73,7 +73,7 @@ def change_of(
     real = encoded.mask.to(torch.float32)  # (B, T)
     head_change = torch.stack(
         [
-            ((after.weights - before.weights).abs().sum(dim=-1) * real[:, None, :]).sum(dim=(0, 2)) / real.sum()  # (H,)
+            ((after.weights - before.weights).abs().sum(dim=-1) / 2 * real[:, None, :]).sum(dim=(0, 2)) / real.sum()  # (H,)
             for before, after in zip(trained.attention, changed.attention, strict=True)
         ]
     )  # (L, H)
