@@ -27,6 +27,7 @@ from attn_core.real_model import (
     head_entropy,
     head_similarity,
     previous_token_share,
+    renormalised,
     visible_positions,
 )
 from attn_core.real_model.temperature import SCOPES, heads_in, mean_entropy, sweep_taus
@@ -176,8 +177,9 @@ with slides.section_controls():  # on a slide, with the sentence in the Controls
     )
     if hide:
         st.caption(
-            "[CLS] and [SEP] are hidden from the charts, not from the model: it still attends to them "
-            "(many heads park much of their attention there), so a row's visible weights may add up to less than 1."
+            "[CLS] and [SEP] are hidden from the charts, not from the model: it still attends to them (many heads park "
+            "much of their attention there). Each row is renormalised over the tokens shown, as exBERT does: a display "
+            "choice, not what the model computes."
         )
 
 if slides.show(1):
@@ -188,6 +190,7 @@ if slides.show(1):
         head = PARAMS.head.selectbox("Head", width=160)
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
     head_weights = weights[layer, head]  # (T, T)
+    drawn = renormalised(head_weights, shown) if hide else head_weights[shown][:, shown]  # (S, S): the rows shown
     if slides.part(3) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
         share = previous_token_share(run, layer, head)
         st.caption(
@@ -200,10 +203,10 @@ if slides.show(1):
     if slides.part(1) or slides.part(2):
         with row(1 if slide.presenting() else 2, lines_above=0) as charts:
             if slides.part(1):
-                heatmap_block(charts, head_weights[shown][:, shown].numpy(), labels, labels, title=f"Layer {layer}, head {head}")
+                heatmap_block(charts, drawn.numpy(), labels, labels, title=f"Layer {layer}, head {head}")
             if slides.part(2):
                 bar_block(
-                    charts, head_weights[token, shown], labels, value_title="weight", title=f"Attention from “{tokens[token]}”"
+                    charts, drawn[shown.index(token)], labels, value_title="weight", title=f"Attention from “{tokens[token]}”"
                 )
     if slides.part(3):
         with st.container(horizontal=True, gap="large"):
@@ -234,7 +237,7 @@ if slides.show(2):
     grid = shown[:GRID_TOKENS]
     if len(shown) > GRID_TOKENS:
         st.caption(f"This overview draws the first {GRID_TOKENS} tokens; the head view (section 1) shows all {len(shown)}.")
-    thumbnails = weights[:, :, grid][:, :, :, grid].numpy()  # (L, H, grid, grid)
+    thumbnails = (renormalised(weights, grid) if hide else weights[:, :, grid][:, :, :, grid]).numpy()  # (L, H, G, G)
     with row(1, lines_below=2 + (len(shown) > GRID_TOKENS), lines_above=0) as charts:  # the captions
         size = thumbnails_size(charts.room, n_layers)
         draw(head_thumbnails, thumbnails, [tokens[i] for i in grid], key=THUMBNAILS, on_select=open_picked_head, **size)
@@ -422,7 +425,7 @@ if slides.show(6):
             "A causal mask on a model trained to read both ways: how far the embeddings move, which heads change.",
         )
         change = cached_change(model, texts, True, "[SEP]", ())
-        change_blocks(change, sentence_names(texts), layer_names, head_names, "Causal mask: share of each head's weights moved")
+        change_blocks(change, sentence_names(texts), layer_names, head_names, "Causal mask: weights moved")
 
 if slides.show(7):
     if slides.part(1):

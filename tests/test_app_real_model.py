@@ -78,6 +78,12 @@ def test_hiding_cls_and_sep(model):
     t = len(model.encode([COREFERENCE_SENTENCES[0]]).tokens[0])
     assert heatmap_values(at, t - 2, t - 2) and not heatmap_values(at, t, t)
     assert all("[CLS]" not in option and "[SEP]" not in option for option in at.selectbox(key="token").options)
+    # Each row renormalised over the tokens shown (exBERT's display), from the model's own weights of layer 0, head 2.
+    weights = model.run_texts([COREFERENCE_SENTENCES[0]]).weights(0)[0, 2].double()  # (T, T)
+    kept = weights[1:-1, 1:-1]
+    expected = kept / kept.sum(dim=-1, keepdim=True)
+    assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, t - 2, t - 2))
+    assert any("renormalised over the tokens shown" in text for text in texts(at, "caption"))
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,14 @@ def visible_positions(tokens: list[str], hide_special: bool) -> list[int]:
     return [i for i, token in enumerate(tokens) if not (hide_special and token in SPECIAL_TOKENS)]
 
 
+def renormalised(weights: Tensor, shown: list[int]) -> Tensor:
+    """(..., S, S): the weights of the ``shown`` queries over the ``shown`` keys, each row divided by its sum over
+    them, as exBERT draws a head with [CLS] and [SEP] hidden. A display choice: the model's rows sum to 1 over every
+    key, the hidden ones included. A row with no weight on the shown keys stays 0."""
+    kept = weights[..., shown, :][..., shown]  # (..., S, S)
+    return kept / kept.sum(dim=-1, keepdim=True).clamp(min=torch.finfo(kept.dtype).tiny)
+
+
 def head_entropy(run: RealRun, b: int = 0) -> Tensor:
     """(L, H) mean entropy, in nats, of each head's attention rows over sentence b's real tokens."""
     return entropy(run.weights(b)).mean(dim=-1)
