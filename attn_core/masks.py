@@ -100,6 +100,14 @@ def global_local_mask(t: int, window: int, n_global: int) -> Tensor:
     return window_mask(t, window) | is_global[None, :] | is_global[:, None]  # (t, t)
 
 
+def sink_window_mask(t: int, window: int, sinks: int) -> Tensor:
+    """M[i, j] = (j <= i) and (i - window < j or j < sinks): (t, t), a causal sliding window of ``window`` keys plus
+    the first ``sinks`` tokens, which every later token keeps seeing (StreamingLLM's attention sinks: the causal half
+    of global_local_mask)."""
+    is_sink = torch.arange(t) < sinks  # (t,)
+    return window_mask(t, window) | (is_sink[None, :] & causal_mask(t))  # (t, t)
+
+
 def between(ends: Sequence[int]) -> list[int]:
     """The lengths of the documents ending at ``ends`` (the first starting at 0), those left empty left out."""
     return [end - start for start, end in zip([0, *ends], ends, strict=False) if end > start]

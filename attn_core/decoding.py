@@ -1,0 +1,300 @@
+"""Attention when a model writes: one token at a time, each new query against the keys and values of every token so
+far, which a KV cache keeps so that they are not computed again.
+
+    prefill:        the prompt's P tokens attend causally at once; their keys and values fill the cache
+    decode step t:  k_t, v_t appended to the cache; q_t · K[:t+1]ᵀ → softmax → · V[:t+1]     # one query row: row t of
+                                                                                              # the causal mask
+The cache, not the T × T matrix, is what fills a GPU's memory at long context. Its layouts (per layer and token):
+
+    MHA  H query heads, H K/V heads              2 · H · d values
+    GQA  H query heads share G K/V heads          2 · G · d          (Llama 3, Mistral)
+    MQA  one K/V head for all                     2 · d
+    MLA  a latent c = x W_DKV of width r, and a   r + d_R            (DeepSeek-V2: keys and values are decompressed
+         shared key part of width d_R                                 from c, or W_UK, W_UV absorbed into q and out)
+
+``generate`` runs one attention layer of each layout on seeded toy weights and checks every output against causal
+attention recomputed over the whole sequence by ``scaled_dot_product_attention``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from attn_core.masks import causal_mask, sink_window_mask, window_mask
+
+KINDS = ("mha", "gqa", "mqa", "mla")
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What a model's KV cache holds per token: ``layers`` × (``kv_heads`` × (``head_dim`` keys + ``v_head_dim``
+    values)), or with MLA ``layers`` × (``latent`` + ``rope_dim``), each value ``bytes_per_value`` bytes."""
+
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    v_head_dim: int | None = None  # None: head_dim
+    latent: int | None = None  # MLA: the compressed K/V width cached instead of the heads
+    rope_dim: int = 0  # MLA: the decoupled (RoPE) key width cached beside the latent
+    bytes_per_value: int = 2  # bf16 / fp16
+
+
+def kv_cache_bytes(shape: ModelShape, tokens: int) -> int:
+    """Bytes a KV cache of ``shape`` holds for ``tokens`` tokens (one sequence)."""
+    if shape.latent is not None:
+        per_layer = shape.latent + shape.rope_dim
+    else:
+        per_layer = shape.kv_heads * (shape.head_dim + (shape.v_head_dim or shape.head_dim))
+    return shape.layers * per_layer * shape.bytes_per_value * tokens
+
+
+@dataclass(frozen=True)
+class Model:
+    """A real model's attention shape, its parameter count and where the numbers come from."""
+
+    name: str
+    shape: ModelShape
+    parameters: float
+    source: str
+
+
+# The KV caches of real models (bf16). DeepSeek-V2's "uncompressed" is the same attention with its 128 heads' keys
+# (128 + 64 wide) and values (128) cached per head, as MHA would: what MLA saves.
+MODELS = {
+    "gpt2": Model(
+        "GPT-2 small", ModelShape(12, 12, 12, 64), 124e6, "Radford et al. (2019), config.json of openai-community/gpt2"
+    ),
+    "llama3-8b": Model("Llama 3 8B", ModelShape(32, 32, 8, 128), 8.03e9, "Meta Llama 3 8B config.json: 32 layers, 8 KV heads"),
+    "mistral-7b": Model("Mistral 7B", ModelShape(32, 32, 8, 128), 7.24e9, "Jiang et al. (2023), Mistral 7B, Table 1"),
+    "llama3-70b": Model("Llama 3 70B", ModelShape(80, 64, 8, 128), 70.6e9, "Meta Llama 3 70B config.json: 80 layers, 8 KV heads"),
+    "deepseek-v2": Model(
+        "DeepSeek-V2 (MLA)",
+        ModelShape(60, 128, 128, 192, v_head_dim=128, latent=512, rope_dim=64),
+        236e9,
+        "DeepSeek-AI (2024), DeepSeek-V2, §2.1: d_c = 512, d_h^R = 64, 60 layers, 128 heads",
+    ),
+    "deepseek-v2-mha": Model(
+        "DeepSeek-V2 uncompressed",
+        ModelShape(60, 128, 128, 192, v_head_dim=128),
+        236e9,
+        "the same heads cached per head: 128 × (192 + 128) values a layer",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DecodeRun:
+    """One attention layer writing ``new_tokens`` tokens after a prompt."""
+
+    kind: str
+    shape: ModelShape  # this layer's cache (layers = 1), as kv_cache_bytes takes it
+    outputs: Tensor  # (T, C): every position's attention output, prompt and new tokens
+    cache_bytes: list[int]  # after the prefill and after each decoding step, from the cache's own tensors
+    step_seconds: list[float]  # each decoding step
+    max_error: float  # largest |output - recomputed causal attention over the whole sequence|
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One attention layer's toy weights. MHA, GQA, MQA: W_Q (C, H·d), W_K and W_V (C, G·d), W_O (H·d, C). MLA:
+    W_Q (C, H·(d + d_R)), W_DKV (C, r), W_UK and W_UV (r, H·d), W_KR (C, d_R), W_O (H·d, C)."""
+
+    kind: str
+    heads: int
+    kv_heads: int
+    head_dim: int
+    weights: dict[str, Tensor]
+    latent: int | None = None
+    rope_dim: int = 0
+
+    @property
+    def scale(self) -> float:
+        return 1 / math.sqrt(self.head_dim + self.rope_dim)
+
+
+def make_layer(kind: str, d_model: int, heads: int, kv_heads: int | None, latent: int | None, seed: int, dtype, device) -> Layer:
+    """Seeded weights of one attention layer of ``kind`` (GQA's kv_heads default to heads / 4, MLA's latent to d_model
+    / 4 with a shared key part of head_dim / 2)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+    if d_model % heads:
+        raise ValueError(f"{heads} heads do not divide d_model = {d_model}")
+    d = d_model // heads
+    groups = {"mha": heads, "gqa": kv_heads or max(1, heads // 4), "mqa": 1, "mla": heads}[kind]
+    if heads % groups:
+        raise ValueError(f"{groups} K/V heads do not divide {heads} heads")
+    generator = torch.Generator().manual_seed(seed)
+
+    def weight(rows: int, cols: int) -> Tensor:
+        return (torch.randn(rows, cols, generator=generator) / math.sqrt(rows)).to(dtype=dtype, device=device)
+
+    if kind != "mla":
+        names = {"W_Q": heads * d, "W_K": groups * d, "W_V": groups * d}
+        weights = {name: weight(d_model, cols) for name, cols in names.items()} | {"W_O": weight(heads * d, d_model)}
+        return Layer(kind, heads, groups, d, weights)
+    latent = latent or d_model // 4
+    rope_dim = max(1, d // 2)
+    weights = {
+        "W_Q": weight(d_model, heads * (d + rope_dim)),
+        "W_DKV": weight(d_model, latent),
+        "W_UK": weight(latent, heads * d),
+        "W_UV": weight(latent, heads * d),
+        "W_KR": weight(d_model, rope_dim),
+        "W_O": weight(heads * d, d_model),
+    }
+    return Layer(kind, heads, groups, d, weights, latent, rope_dim)
+
+
+def cache_shape(layer: Layer, bytes_per_value: int) -> ModelShape:
+    latent = layer.latent if layer.kind == "mla" else None
+    return ModelShape(1, layer.heads, layer.kv_heads, layer.head_dim, None, latent, layer.rope_dim, bytes_per_value)
+
+
+def cached(layer: Layer, x: Tensor) -> tuple[Tensor, ...]:
+    """What the cache keeps of tokens ``x`` (n, C): K and V (G, n, d) each, or MLA's latent (n, r) and key part (n, d_R)."""
+    w = layer.weights
+    if layer.kind == "mla":
+        return x @ w["W_DKV"], x @ w["W_KR"]  # (n, r), (n, d_R)
+    n = x.shape[0]
+    k = (x @ w["W_K"]).view(n, layer.kv_heads, layer.head_dim).transpose(0, 1)  # (G, n, d)
+    v = (x @ w["W_V"]).view(n, layer.kv_heads, layer.head_dim).transpose(0, 1)  # (G, n, d)
+    return k, v
+
+
+def queries(layer: Layer, x: Tensor) -> Tensor:
+    """(H, n, d) queries of tokens ``x`` (n, C); MLA's are (H, n, d + d_R): the part against the decompressed keys,
+    then the part against the shared key."""
+    n = x.shape[0]
+    return (x @ layer.weights["W_Q"]).view(n, layer.heads, -1).transpose(0, 1)
+
+
+def decompressed(layer: Layer, latent: Tensor, key_part: Tensor) -> tuple[Tensor, Tensor]:
+    """MLA's keys (H, n, d + d_R) and values (H, n, d) from the cached latent (n, r) and shared key part (n, d_R)."""
+    n, h, d = latent.shape[0], layer.heads, layer.head_dim
+    k = (latent @ layer.weights["W_UK"]).view(n, h, d).transpose(0, 1)  # (H, n, d)
+    v = (latent @ layer.weights["W_UV"]).view(n, h, d).transpose(0, 1)  # (H, n, d)
+    return torch.cat([k, key_part.expand(h, n, -1)], dim=-1), v
+
+
+def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tensor, absorbed: bool = False) -> Tensor:
+    """softmax(q Kᵀ · scale, hidden keys -inf) V over the cache, for queries ``q`` (H, n, ·) and ``mask`` (n, t) of the
+    keys in the cache; the heads' outputs (n, C) through W_O."""
+    if layer.kind != "mla":
+        context = grouped_attention(q, *cache, mask, layer.scale)  # (H, n, d)
+    elif not absorbed:
+        k, v = decompressed(layer, *cache)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=layer.scale)  # (H, n, d)
+    else:
+        context = absorbed_attention(layer, q, *cache, mask)
+    n = q.shape[1]
+    return context.transpose(0, 1).reshape(n, -1) @ layer.weights["W_O"]  # (n, C)
+
+
+def grouped_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, scale: float) -> Tensor:
+    """(H, n, d): the H query heads (H, n, d) in G groups, each group's H/G heads against its one K/V head (G, t, d):
+    head h reads K/V head h // (H/G), as ``enable_gqa`` does. The group's queries are stacked as rows of one attention
+    call, so each K/V head is read once for its whole group, not copied H/G times; ``mask`` (n, t) repeats per row."""
+    h, n, d = q.shape
+    g = k.shape[0]
+    stacked = q.reshape(g, h // g * n, d)  # (G, H/G · n, d): the group's heads one under another
+    context = F.scaled_dot_product_attention(stacked, k, v, attn_mask=mask.repeat(h // g, 1), scale=scale)
+    return context.reshape(h, n, -1)  # (H, n, d)
+
+
+def absorbed_attention(layer: Layer, q: Tensor, latent: Tensor, key_part: Tensor, mask: Tensor) -> Tensor:
+    """MLA with W_UK absorbed into the query and W_UV applied after the weighted sum: the scores
+    q_h · (c W_UK,h)ᵀ = (q_h W_UK,hᵀ) · cᵀ and the context Σ w (c W_UV,h) = (Σ w c) W_UV,h, so attention runs over the
+    latent itself and no head's keys or values are ever made. (H, n, d)."""
+    h, d, r = layer.heads, layer.head_dim, layer.latent
+    q_heads, q_shared = q[..., :d], q[..., d:]  # (H, n, d), (H, n, d_R)
+    w_uk = layer.weights["W_UK"].view(r, h, d).permute(1, 2, 0)  # (H, d, r)
+    scores = (q_heads @ w_uk) @ latent.T + q_shared @ key_part.T  # (H, n, t)
+    weights = torch.softmax((scores * layer.scale).masked_fill(~mask, float("-inf")), dim=-1)  # (H, n, t)
+    w_uv = layer.weights["W_UV"].view(r, h, d).transpose(0, 1)  # (H, r, d)
+    return (weights @ latent) @ w_uv  # (H, n, r) @ (H, r, d) -> (H, n, d)
+
+
+def visible(t: int, window: int | None, sinks: int) -> Tensor:
+    """The (t, t) mask decoding follows: causal, or a causal window of ``window`` keys with ``sinks`` first tokens."""
+    if window is None:
+        return causal_mask(t)
+    return sink_window_mask(t, window, sinks) if sinks else window_mask(t, window)
+
+
+def kept_positions(t: int, window: int | None, sinks: int) -> list[int]:
+    """The positions a cache keeps once t tokens are in: all, or the first ``sinks`` and the last ``window``."""
+    if window is None or t <= sinks + window:
+        return list(range(t))
+    return [*range(sinks), *range(t - window, t)]
+
+
+def generate(
+    kind: str,
+    *,
+    d_model: int = 512,
+    heads: int = 8,
+    kv_heads: int | None = None,
+    latent: int | None = None,
+    prompt: int = 128,
+    new_tokens: int = 128,
+    window: int | None = None,
+    sinks: int = 0,
+    cache: bool = True,
+    absorbed: bool = False,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device: str = "cpu",
+) -> DecodeRun:
+    """Prefill ``prompt`` seeded toy tokens, then decode ``new_tokens`` more one at a time through one attention layer
+    of ``kind``. ``cache=False`` computes every earlier token's keys and values again at each step (what the cache
+    saves); ``window`` keeps only the last ``window`` tokens in the cache (a ring: its bytes stop growing), and
+    ``sinks`` the first ``sinks`` as well (StreamingLLM); ``absorbed``: MLA's up-projections absorbed into the query
+    and the output. Every output is compared with causal attention over the whole sequence."""
+    layer = make_layer(kind, d_model, heads, kv_heads, latent, seed, dtype, device)
+    total = prompt + new_tokens
+    x = torch.randn(total, d_model, generator=torch.Generator().manual_seed(seed + 1)).to(dtype=dtype, device=device)  # (T, C)
+    mask = visible(total, window, sinks).to(device)  # (T, T)
+    with torch.inference_mode():
+        kept = kept_positions(prompt, window, sinks)
+        outputs = [attend_cache(layer, queries(layer, x[:prompt]), cached(layer, x[:prompt]), mask[:prompt, :prompt], absorbed)]
+        store = tuple(part[..., kept, :] for part in cached(layer, x[:prompt]))  # the cache after the prefill
+        cache_bytes, step_seconds = [sum(part.nbytes for part in store)], []
+        for t in range(prompt, total):
+            start = time.perf_counter()
+            new = cached(layer, x[t : t + 1]) if cache else None
+            positions = kept_positions(t + 1, window, sinks)
+            if cache:  # append the new token's entries, and drop the one that leaves the window
+                keep = [i for i, position in enumerate(kept) if position in positions]
+                store = tuple(torch.cat([old[..., keep, :], part], dim=-2) for old, part in zip(store, new, strict=True))
+            else:
+                store = tuple(part[..., positions, :] for part in cached(layer, x[: t + 1]))
+            kept = positions
+            row = mask[t : t + 1, positions]  # (1, kept): row t of the mask, over the keys kept
+            outputs.append(attend_cache(layer, queries(layer, x[t : t + 1]), store, row, absorbed))
+            if device != "cpu":
+                torch.cuda.synchronize()
+            step_seconds.append(time.perf_counter() - start)
+            cache_bytes.append(sum(part.nbytes for part in store))
+        produced = torch.cat(outputs)  # (T, C)
+        expected = full_recompute(layer, x, mask)
+    shape = cache_shape(layer, torch.tensor([], dtype=dtype).element_size())
+    return DecodeRun(kind, shape, produced, cache_bytes, step_seconds, float((produced - expected).abs().max()))
+
+
+def full_recompute(layer: Layer, x: Tensor, mask: Tensor) -> Tensor:
+    """(T, C): every position's output from attention over the whole sequence at once under ``mask`` (T, T), by
+    ``scaled_dot_product_attention`` (with ``enable_gqa`` for GQA and MQA; MLA's keys and values decompressed)."""
+    q = queries(layer, x)  # (H, T, ·)
+    if layer.kind == "mla":
+        k, v = decompressed(layer, *cached(layer, x))
+    else:
+        k, v = cached(layer, x)
+    context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=layer.scale, enable_gqa=layer.kind != "mla")
+    return context.transpose(0, 1).reshape(x.shape[0], -1) @ layer.weights["W_O"]

@@ -1,0 +1,89 @@
+"""attn_core.decoding: KV cache sizes of real models, and one attention layer decoding token by token (MHA, GQA, MQA,
+MLA; with a window and attention sinks; without the cache) against causal attention over the whole sequence."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attn_core.decoding import KINDS, MODELS, ModelShape, generate, kv_cache_bytes, make_layer
+from attn_core.masks import sink_window_mask
+
+SMALL = {"d_model": 64, "heads": 8, "prompt": 12, "new_tokens": 12}
+
+
+def test_llama_3_8b_caches_131072_bytes_a_token_in_bf16():
+    assert kv_cache_bytes(MODELS["llama3-8b"].shape, 1) == 2 * 32 * 8 * 128 * 2 == 131_072
+    assert kv_cache_bytes(MODELS["llama3-8b"].shape, 8192) == 8192 * 131_072
+
+
+def test_gqa_caches_heads_over_kv_heads_times_less_than_mha():
+    for heads, kv_heads in ((32, 8), (64, 8), (8, 2), (8, 1)):
+        mha, gqa = ModelShape(4, heads, heads, 128), ModelShape(4, heads, kv_heads, 128)
+        assert kv_cache_bytes(mha, 100) == kv_cache_bytes(gqa, 100) * heads // kv_heads
+
+
+def test_deepseek_v2s_latent_cache_is_about_71_times_smaller_than_its_heads():
+    mla, heads = MODELS["deepseek-v2"].shape, MODELS["deepseek-v2-mha"].shape
+    assert kv_cache_bytes(mla, 1) == 60 * (512 + 64) * 2
+    assert kv_cache_bytes(heads, 1) == 60 * 128 * (192 + 128) * 2
+    assert kv_cache_bytes(heads, 1) / kv_cache_bytes(mla, 1) == pytest.approx(71.1, abs=0.1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_layout_decodes_what_causal_attention_over_the_whole_sequence_gives(kind):
+    run = generate(kind, **SMALL)
+    assert run.outputs.shape == (24, 64) and run.max_error <= 1e-5
+    assert len(run.step_seconds) == 12 and len(run.cache_bytes) == 13
+    # The bytes measured from the cache's tensors are the formula's, after the prefill and after every step.
+    assert run.cache_bytes == [kv_cache_bytes(run.shape, tokens) for tokens in range(12, 25)]
+
+
+def test_the_layouts_cache_what_their_formulas_say_at_the_same_width():
+    runs = {kind: generate(kind, **SMALL, kv_heads=2) for kind in KINDS}
+    per_token = {kind: run.cache_bytes[-1] // 24 for kind, run in runs.items()}
+    d, values = 64 // 8, 4  # head size; float32
+    assert per_token["mha"] == 2 * 8 * d * values
+    assert per_token["gqa"] == 2 * 2 * d * values == per_token["mha"] // 4
+    assert per_token["mqa"] == 2 * d * values
+    layer = make_layer("mla", 64, 8, None, None, 0, torch.float32, "cpu")
+    assert per_token["mla"] == (layer.latent + layer.rope_dim) * values == (16 + 4) * values
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_without_the_cache_the_outputs_are_the_same(kind):
+    with_cache, without = generate(kind, **SMALL), generate(kind, **SMALL, cache=False)
+    torch.testing.assert_close(with_cache.outputs, without.outputs, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("window", "sinks"), [(5, 0), (5, 2)], ids=["window", "sinks and window"])
+def test_a_window_ring_stops_growing_and_equals_attention_under_its_mask(kind, window, sinks):
+    run = generate(kind, **SMALL, window=window, sinks=sinks)
+    assert run.max_error <= 1e-5  # against the whole sequence under sink_window_mask / window_mask
+    assert run.cache_bytes == [kv_cache_bytes(run.shape, window + sinks)] * 13  # full from the prefill on: a ring
+    full = generate(kind, **SMALL)
+    assert float((run.outputs[-1] - full.outputs[-1]).abs().max()) > 1e-4  # the window changes what the last token sees
+
+
+def test_the_sink_window_mask_keeps_the_first_tokens_and_the_last_ones():
+    mask = sink_window_mask(8, window=3, sinks=2)
+    assert mask[7].tolist() == [True, True, False, False, False, True, True, True]
+    assert mask[2].tolist() == [True, True, True, False, False, False, False, False]
+    assert not mask.triu(diagonal=1).any()
+
+
+def test_mla_with_its_up_projections_absorbed_equals_mla_decompressed():
+    decompressed, absorbed = generate("mla", **SMALL), generate("mla", **SMALL, absorbed=True)
+    assert absorbed.max_error <= 1e-5
+    torch.testing.assert_close(absorbed.outputs, decompressed.outputs, atol=1e-5, rtol=0)
+    assert absorbed.cache_bytes == decompressed.cache_bytes
+
+
+def test_bad_shapes_are_refused_with_a_reason():
+    with pytest.raises(ValueError, match="do not divide"):
+        generate("mha", d_model=60, heads=8, prompt=4, new_tokens=2)
+    with pytest.raises(ValueError, match="do not divide"):
+        generate("gqa", d_model=64, heads=8, kv_heads=3, prompt=4, new_tokens=2)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        generate("moe", prompt=4, new_tokens=2)
