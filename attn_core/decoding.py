@@ -183,9 +183,9 @@ def decompressed(layer: Layer, latent: Tensor, key_part: Tensor) -> tuple[Tensor
     return torch.cat([k, key_part.expand(h, n, -1)], dim=-1), v
 
 
-def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tensor, absorbed: bool = False) -> Tensor:
+def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tensor | None, absorbed: bool = False) -> Tensor:
     """softmax(q Kᵀ · scale, hidden keys -inf) V over the cache, for queries ``q`` (H, n, ·) and ``mask`` (n, t) of the
-    keys in the cache; the heads' outputs (n, C) through W_O."""
+    keys in the cache (None: every key in it, as for a decoding step); the heads' outputs (n, C) through W_O."""
     if layer.kind != "mla":
         context = grouped_attention(q, *cache, mask, layer.scale)  # (H, n, d)
     elif not absorbed:
@@ -197,18 +197,19 @@ def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tenso
     return context.transpose(0, 1).reshape(n, -1) @ layer.weights["W_O"]  # (n, C)
 
 
-def grouped_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, scale: float) -> Tensor:
+def grouped_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
     """(H, n, d): the H query heads (H, n, d) in G groups, each group's H/G heads against its one K/V head (G, t, d):
     head h reads K/V head h // (H/G), as ``enable_gqa`` does. The group's queries are stacked as rows of one attention
     call, so each K/V head is read once for its whole group, not copied H/G times; ``mask`` (n, t) repeats per row."""
     h, n, d = q.shape
     g = k.shape[0]
     stacked = q.reshape(g, h // g * n, d)  # (G, H/G · n, d): the group's heads one under another
-    context = F.scaled_dot_product_attention(stacked, k, v, attn_mask=mask.repeat(h // g, 1), scale=scale)
+    rows = None if mask is None else mask.repeat(h // g, 1)  # (H/G · n, t)
+    context = F.scaled_dot_product_attention(stacked, k, v, attn_mask=rows, scale=scale)
     return context.reshape(h, n, -1)  # (H, n, d)
 
 
-def absorbed_attention(layer: Layer, q: Tensor, latent: Tensor, key_part: Tensor, mask: Tensor) -> Tensor:
+def absorbed_attention(layer: Layer, q: Tensor, latent: Tensor, key_part: Tensor, mask: Tensor | None) -> Tensor:
     """MLA with W_UK absorbed into the query and W_UV applied after the weighted sum: the scores
     q_h · (c W_UK,h)ᵀ = (q_h W_UK,hᵀ) · cᵀ and the context Σ w (c W_UV,h) = (Σ w c) W_UV,h, so attention runs over the
     latent itself and no head's keys or values are ever made. (H, n, d)."""
@@ -216,7 +217,8 @@ def absorbed_attention(layer: Layer, q: Tensor, latent: Tensor, key_part: Tensor
     q_heads, q_shared = q[..., :d], q[..., d:]  # (H, n, d), (H, n, d_R)
     w_uk = layer.weights["W_UK"].view(r, h, d).permute(1, 2, 0)  # (H, d, r)
     scores = (q_heads @ w_uk) @ latent.T + q_shared @ key_part.T  # (H, n, t)
-    weights = torch.softmax((scores * layer.scale).masked_fill(~mask, float("-inf")), dim=-1)  # (H, n, t)
+    scaled = scores * layer.scale if mask is None else (scores * layer.scale).masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scaled, dim=-1)  # (H, n, t)
     w_uv = layer.weights["W_UV"].view(r, h, d).transpose(0, 1)  # (H, r, d)
     return (weights @ latent) @ w_uv  # (H, n, r) @ (H, r, d) -> (H, n, d)
 
@@ -233,6 +235,15 @@ def kept_positions(t: int, window: int | None, sinks: int) -> list[int]:
     if window is None or t <= sinks + window:
         return list(range(t))
     return [*range(sinks), *range(t - window, t)]
+
+
+def slot(position: int, window: int | None, sinks: int) -> int:
+    """Where a cache of ``window`` keys after ``sinks`` sink tokens keeps ``position``: a ring, each token in the slot
+    of the one that has just left the window. Attention does not depend on the order of its keys (this layer has no
+    positions), so a ring needs no moving."""
+    if window is None or position < sinks + window:
+        return position
+    return sinks + (position - sinks) % window
 
 
 def generate(
@@ -261,23 +272,28 @@ def generate(
     total = prompt + new_tokens
     x = torch.randn(total, d_model, generator=torch.Generator().manual_seed(seed + 1)).to(dtype=dtype, device=device)  # (T, C)
     mask = visible(total, window, sinks).to(device)  # (T, T)
+    capacity = total if window is None else min(total, sinks + window)
     with torch.inference_mode():
+        entries = cached(layer, x[:prompt])
+        outputs = [attend_cache(layer, queries(layer, x[:prompt]), entries, mask[:prompt, :prompt], absorbed)]
+        # The cache: buffers of its capacity, filled in place; after the prefill, the prompt's tokens it keeps.
+        buffers = tuple(torch.empty(*part.shape[:-2], capacity, part.shape[-1], dtype=dtype, device=device) for part in entries)
         kept = kept_positions(prompt, window, sinks)
-        outputs = [attend_cache(layer, queries(layer, x[:prompt]), cached(layer, x[:prompt]), mask[:prompt, :prompt], absorbed)]
-        store = tuple(part[..., kept, :] for part in cached(layer, x[:prompt]))  # the cache after the prefill
-        cache_bytes, step_seconds = [sum(part.nbytes for part in store)], []
+        slots = [slot(position, window, sinks) for position in kept]
+        for buffer, part in zip(buffers, entries, strict=True):
+            buffer[..., slots, :] = part[..., kept, :]
+        filled = len(kept)
+        cache_bytes, step_seconds = [sum(buffer[..., :filled, :].nbytes for buffer in buffers)], []
         for t in range(prompt, total):
             start = time.perf_counter()
-            new = cached(layer, x[t : t + 1]) if cache else None
-            positions = kept_positions(t + 1, window, sinks)
-            if cache:  # append the new token's entries, and drop the one that leaves the window
-                keep = [i for i, position in enumerate(kept) if position in positions]
-                store = tuple(torch.cat([old[..., keep, :], part], dim=-2) for old, part in zip(store, new, strict=True))
-            else:
-                store = tuple(part[..., positions, :] for part in cached(layer, x[: t + 1]))
-            kept = positions
-            row = mask[t : t + 1, positions]  # (1, kept): row t of the mask, over the keys kept
-            outputs.append(attend_cache(layer, queries(layer, x[t : t + 1]), store, row, absorbed))
+            if cache:  # the new token's keys and values into its slot; the cache then holds the keys row t sees
+                for buffer, part in zip(buffers, cached(layer, x[t : t + 1]), strict=True):
+                    buffer[..., slot(t, window, sinks), :] = part[..., 0, :]
+                filled = min(t + 1, capacity)
+                store = tuple(buffer[..., :filled, :] for buffer in buffers)
+            else:  # every earlier token's keys and values computed again, those row t sees kept
+                store = tuple(part[..., kept_positions(t + 1, window, sinks), :] for part in cached(layer, x[: t + 1]))
+            outputs.append(attend_cache(layer, queries(layer, x[t : t + 1]), store, None, absorbed))
             if device != "cpu":
                 torch.cuda.synchronize()
             step_seconds.append(time.perf_counter() - start)
