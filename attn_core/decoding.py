@@ -314,3 +314,33 @@ def full_recompute(layer: Layer, x: Tensor, mask: Tensor) -> Tensor:
         k, v = cached(layer, x)
     context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=layer.scale, enable_gqa=layer.kind != "mla")
     return context.transpose(0, 1).reshape(x.shape[0], -1) @ layer.weights["W_O"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layout of an attention layer at a width: what it caches per token and what it costs in weights."""
+
+    kind: str
+    heads: int
+    kv_heads: int  # K/V heads (MLA: none, its latent is cached instead)
+    latent: int | None
+    cached_values: int  # values cached per token and layer
+    parameters: int  # the layer's weights
+
+
+def layouts(d_model: int, heads: int, kv_heads: int, seed: int = 0) -> list[Layout]:
+    """MHA, GQA with ``kv_heads``, MQA and MLA at the same width, as ``generate`` builds them."""
+    found = []
+    for kind in KINDS:
+        layer = make_layer(kind, d_model, heads, kv_heads, None, seed, torch.float32, "cpu")
+        values = kv_cache_bytes(cache_shape(layer, 1), 1)
+        parameters = sum(weight.numel() for weight in layer.weights.values())
+        kv = 0 if kind == "mla" else layer.kv_heads
+        found.append(Layout(kind, heads, kv, layer.latent, values, parameters))
+    return found
+
+
+def cache_outgrows_weights(model: Model, batch: int) -> int:
+    """The context, in tokens a sequence, from which a batch of ``batch`` sequences' KV cache (bf16) holds more bytes
+    than the model's weights (bf16)."""
+    return math.ceil(2 * model.parameters / (kv_cache_bytes(model.shape, 1) * batch))

@@ -60,6 +60,12 @@ TRAINING = View(
     "One head learns a task while you watch: its pattern step by step, its loss and weights, and what dividing by "
     "√d_k changes, measured on the same seed and batches.",
 )
+DECODING = View(
+    "pages/9_Decoding.py",
+    "Decoding",
+    ":material/edit_note:",
+    "What attention costs when a model writes: the KV cache, and MHA against GQA, MQA and MLA, in real models' bytes.",
+)
 POSITIONS = View(
     "pages/8_Positions.py",
     "Positions & geometry",
@@ -85,7 +91,7 @@ MASKING = View(
     ":material/visibility_off:",
     "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
 )
-VIEWS = (PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL_MODEL, TRAINING, POSITIONS)  # in the sidebar's order
+VIEWS = (PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, DECODING, REAL_MODEL, TRAINING, POSITIONS)  # the sidebar's order
 
 
 ALL_SECTIONS = 0  # the section number that stands for all of them, one under the other ("slide=all" in a link)

@@ -23,7 +23,7 @@ from attn_ui.downloads import SHARE_LINK
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, DECODING, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
 BUNDLE = "Download this view"
 
 

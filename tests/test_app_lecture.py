@@ -20,7 +20,7 @@ from attn_ui.url_state import mask_to_text
 from tests.conftest import APP, TIMEOUT, assert_clean, chart_frames, chart_headings, heatmap_values, open_view, texts
 
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, DECODING, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
 
 # Every control of each view (but presenter mode, tested below), with values to change it to in turn. Cost runs
 # small sweeps (T_max first), and its "Run sweep" button is covered by its own tests.
@@ -49,6 +49,7 @@ WALKS = {
     MASKING: [("mask", "padding"), ("step", 16), ("mask", "both"), ("mask", "custom"), ("step", 1), ("mask", "causal")],
     MULTI_HEAD: [("heads", 8), ("head", 7), ("d_model", 12), ("heads", 5), ("head", 0), ("seed", 4), ("d_model", 1)],
     COST: [("T_max", 256), ("heads", 2), ("d_head", 16), ("mask", "causal"), ("batch", 2), ("repeats", 1), ("dtype", "bfloat16")],
+    DECODING: [("step", 5), ("d_model", 1024), ("heads", 16), ("kv_heads", 3), ("kv_heads", 4), ("batch", 8), ("seed", 2)],
     REAL: [
         ("hide", True),
         ("layer", 5),
@@ -75,7 +76,15 @@ WALKS = {
         ("sentences", "the cat sat\nwe sat on it"),
     ],
 }
-TEXT_KEY = {PIPELINE: "text", SCALING: "text", MASKING: "text", MULTI_HEAD: "text", REAL: "text", POSITIONS: "text"}
+TEXT_KEY = {
+    PIPELINE: "text",
+    SCALING: "text",
+    MASKING: "text",
+    MULTI_HEAD: "text",
+    DECODING: "text",
+    REAL: "text",
+    POSITIONS: "text",
+}
 
 
 def widget(at, key: str):

@@ -3,6 +3,8 @@ MLA; with a window and attention sinks; without the cache) against causal attent
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -87,3 +89,24 @@ def test_bad_shapes_are_refused_with_a_reason():
         generate("gqa", d_model=64, heads=8, kv_heads=3, prompt=4, new_tokens=2)
     with pytest.raises(ValueError, match="kind must be one of"):
         generate("moe", prompt=4, new_tokens=2)
+
+
+def test_the_layouts_at_one_width_cache_and_weigh_what_their_matrices_hold():
+    from attn_core.decoding import layouts
+
+    found = {layout.kind: layout for layout in layouts(512, 8, 2)}
+    d = 512 // 8
+    assert found["mha"].cached_values == 2 * 8 * d and found["mha"].parameters == 4 * 512 * 512
+    assert found["gqa"].cached_values == 2 * 2 * d and found["gqa"].parameters == 2 * 512 * 512 + 2 * 512 * 2 * d
+    assert found["mqa"].cached_values == 2 * d and found["mqa"].kv_heads == 1
+    assert found["mla"].cached_values == 128 + d // 2 and found["mla"].latent == 128
+
+
+def test_llama_3_8bs_cache_outgrows_its_weights_at_the_context_the_bytes_say():
+    from attn_core.decoding import cache_outgrows_weights
+
+    model = MODELS["llama3-8b"]
+    tokens = cache_outgrows_weights(model, batch=1)
+    assert tokens == pytest.approx(2 * 8.03e9 / 131_072, abs=1)  # about 122,500 tokens
+    assert kv_cache_bytes(model.shape, tokens) >= 2 * model.parameters > kv_cache_bytes(model.shape, tokens - 1)
+    assert cache_outgrows_weights(model, batch=8) == math.ceil(2 * 8.03e9 / (131_072 * 8))  # a batch fills it 8× sooner

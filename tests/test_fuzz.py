@@ -45,7 +45,7 @@ STEPS = int(os.environ.get("FUZZ_STEPS", "15"))
 SEED = int(os.environ.get("FUZZ_SEED", "0"))
 LINK_VALUES = os.environ.get("FUZZ_LINK_VALUES", "3")
 HOME = "streamlit_app.py"
-PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
+PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, DECODING, REAL, TRAINING, POSITIONS = (view.path for view in VIEWS)
 NAMES = {view.path: view.label.replace(" ", "_") for view in VIEWS}
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -468,6 +468,7 @@ KEEP = {  # a valid, non-default parameter per view that garbage elsewhere must 
     MASKING: ("mask", "padding", "padding"),
     MULTI_HEAD: ("seed", "4", 4),
     COST: ("mask", "causal", "causal"),
+    DECODING: ("batch", "4", 4),
     REAL: ("hide", "on", True),
     TRAINING: ("seed", "5", 5),
     POSITIONS: ("shuffle", "7", 7),

@@ -1,0 +1,68 @@
+"""The Decoding view, run by AppTest from streamlit_app.py: generation step by step against the KV cache, the
+layouts at one width, and real models' caches."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attn_core import attend, causal_mask
+from attn_core.decoding import MODELS, kv_cache_bytes, layouts
+from attn_core.text import tokenize
+from attn_core.toy import embed_tokens, qkv_projections
+from tests.conftest import assert_clean, heatmap_values, open_view, texts
+
+DECODING = "pages/9_Decoding.py"
+SENTENCE = "the cat sat on the warm mat"
+
+
+def test_a_link_opens_the_step_its_query_row_and_the_cache_so_far():
+    """?slide=1&step=3: the causal weights with row 3 outlined, and the K cache of the first three tokens, each the
+    engine's numbers on the view's toy weights."""
+    at = open_view(DECODING, slide="1", step="3", text=SENTENCE, seed="2")
+    assert_clean(at)
+    tokens = tokenize(SENTENCE)
+    x = embed_tokens(tokens, 16, 2)
+    w_q, w_k, w_v = qkv_projections(16, 8, 2)
+    steps = attend(x @ w_q, x @ w_k, x @ w_v, mask=causal_mask(len(tokens)))
+    drawn = heatmap_values(at, len(tokens), len(tokens))
+    expected = steps.weights.double().masked_fill(~causal_mask(len(tokens)), float("nan"))
+    assert any(torch.allclose(m, expected, atol=1e-6, equal_nan=True) for m in drawn)
+    cache = [m for m in heatmap_values(at, len(tokens), 8)]  # the cache: the first 3 rows written, the rest empty
+    assert any(torch.allclose(m[:3], steps.k[:3].double(), atol=1e-6) and m[3:].isnan().all() for m in cache)
+    assert at.slider(key="step").value == 3
+
+
+def test_the_layouts_table_is_the_engines_at_the_links_width():
+    at = open_view(DECODING, slide="2", d_model="1024", heads="16", kv_heads="4")
+    assert_clean(at)
+    table = at.table[0].value
+    found = layouts(1024, 16, 4)
+    assert list(table["bytes a token (bf16)"]) == [2 * layout.cached_values for layout in found]
+    assert list(table["bytes a token (bf16)"])[:3] == [2 * 2 * 16 * 64, 2 * 2 * 4 * 64, 2 * 2 * 64]  # MHA, GQA, MQA
+
+
+def test_heads_that_a_gqa_group_count_does_not_divide_get_a_message_with_the_counts_that_do():
+    at = open_view(DECODING, slide="2", heads="8", kv_heads="3")
+    assert_clean(at)
+    assert any("try 1, 2, 4, 8" in text for text in texts(at, "warning"))
+
+
+def test_real_models_caches_for_a_batch():
+    at = open_view(DECODING, slide="3", batch="4")
+    assert_clean(at)
+    table = at.table[0].value
+    llama = table.loc["Llama 3 8B"]
+    assert llama["KiB a token"] == "128.0"
+    assert float(llama["8k tokens (GiB)"]) == pytest.approx(8192 * 131_072 * 4 / 2**30)
+    assert float(table.loc["DeepSeek-V2 (MLA)"]["128k tokens (GiB)"].replace(",", "")) == pytest.approx(
+        kv_cache_bytes(MODELS["deepseek-v2"].shape, 131_072) * 4 / 2**30, abs=0.05
+    )
+
+
+def test_bad_values_in_a_link_are_reported_and_the_view_works():
+    at = open_view(DECODING, step="x", d_model="abc", batch="-3", heads="1000")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert all(key in warning for key in ("step", "d_model", "batch"))
+    assert at.table  # the sections still draw
