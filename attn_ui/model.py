@@ -7,6 +7,7 @@ Nothing a session does changes it: the engine only reads its weights and runs un
 from __future__ import annotations
 
 import streamlit as st
+from torch import Tensor
 
 from attn_core import MiniLM, ModelIntegrityError, ModelUnavailableError
 from attn_core.real_model import (
@@ -68,6 +69,12 @@ def forward(_model: MiniLM, texts: tuple[str, ...], limit: int) -> RealRun:
 def forward_at(_model: MiniLM, texts: tuple[str, ...], limit: int, heads: tuple[tuple[int, int], ...], tau: float) -> RealRun:
     """``forward`` with the named heads at temperature ``tau``: a new τ reruns the model, a new head to look at does not."""
     return _model.run(_model.encode(list(texts), limit), temperature=temperature_of(heads, tau))
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False)
+def cached_embeddings(_model: MiniLM, texts: tuple[str, ...], heads: tuple[tuple[int, int], ...], tau: float) -> Tensor:
+    """(N, C) sentence embeddings of ``texts`` with the named heads at temperature ``tau``, once per distinct input."""
+    return _model.embed(list(texts), temperature=temperature_of(heads, tau))
 
 
 TAU_POINTS_KEPT = 3 * 20  # a sweep's points (about 20 temperatures) for three choices of heads

@@ -20,9 +20,10 @@ def head_grid(charts: Row, values, layer_names: list[str], head_names: list[str]
     heatmap_block(charts, values.numpy(), layer_names, head_names, kind=kind, row_title="layer", col_title="head", title=title)
 
 
-def padding_blocks(check: PaddingCheck, layer_names: list[str], head_names: list[str]) -> None:
+def padding_blocks(check: PaddingCheck, layer_names: list[str], head_names: list[str], layer: int, head: int) -> None:
     """With the mask, the batch's largest difference from each sentence alone; without it, how far each padded
-    sentence's embedding moves and the weight each head puts on [PAD] keys."""
+    sentence's embedding moves and the weight each head puts on [PAD] keys; on a scrolling page, the open ``layer``'s
+    ``head`` on the most padded sentence, its [PAD] columns named."""
     if not slide.presenting():  # on a slide, the metric beside the grid says it
         st.markdown(
             "With the padding mask, each sentence's embedding in the padded batch is the one it has alone, to rounding. "
@@ -45,6 +46,19 @@ def padding_blocks(check: PaddingCheck, layer_names: list[str], head_names: list
                 help="Over every entry of every sentence's embedding: rounding.",
             )
             st.table(moved)
+    if not slide.presenting():
+        b = max(range(len(check.pads)), key=check.pads.__getitem__)  # the most padded sentence
+        keys = check.tokens[b] + ["[PAD]"] * check.pads[b]
+        weights = check.unmasked.attention[layer].weights[b, head, : len(check.tokens[b])]  # (its tokens, T)
+        with row(1) as charts:
+            heatmap_block(
+                charts,
+                weights.numpy(),
+                check.tokens[b],
+                keys,
+                title=f"Layer {layer}, head {head} on sentence {b + 1} without the mask",
+                subtitle=(f"{float(weights[:, len(check.tokens[b]) :].sum(dim=-1).mean()):.0%} of its weight on the [PAD] keys",),
+            )
 
 
 def change_blocks(change: Change, names: list[str], layer_names: list[str], head_names: list[str], title: str) -> None:

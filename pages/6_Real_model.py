@@ -30,7 +30,7 @@ from attn_core.real_model import (
     renormalised,
     visible_positions,
 )
-from attn_core.real_model.temperature import SCOPES, heads_in, mean_entropy, sweep_taus
+from attn_core.real_model.temperature import SCOPES, embedding_quality, heads_in, mean_entropy, sweep_taus
 from attn_core.text import last_word
 from attn_ui import page, slide, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, PICKED_HEAD, head_thumbnails, lines, short_label
@@ -39,6 +39,7 @@ from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_se
 from attn_ui.model import (
     cached_change,
     cached_coreference,
+    cached_embeddings,
     cached_padding_check,
     cached_quality,
     cached_sink_shares,
@@ -71,6 +72,7 @@ SINK_CORPUS = (
     COREFERENCE_SENTENCES[1],
 )
 MAX_PADDED = 4  # sentences in the padded batch
+MAX_COMPARED = 16  # sentences the temperature sweep embeds
 SWEPT = "_tau_sweeps"  # session state: the choices of heads whose temperature sweep this session has measured
 PARAMS = url_state.Params(
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -84,6 +86,7 @@ PARAMS = url_state.Params(
     Param("sentences", "\n".join(CONTEXT_SENTENCES), url_state.text),
     Param("tau", 1.0, url_state.Nearest(TAUS), url_state.format_number),
     Param("tau_heads", "all", url_state.Choice(SCOPES)),
+    Param("pairs", "\n".join([*(" | ".join(pair) for pair in PARAPHRASE_PAIRS), *UNRELATED_SENTENCES]), url_state.text),
     Param("padded", "\n".join(PADDED_SENTENCES), url_state.text),
     Param("sink", "cls", url_state.Choice(SINK_TOKENS)),
     Param("sink_heads", "all", url_state.Choice(SCOPES)),
@@ -123,6 +126,30 @@ def padded_texts(where) -> tuple[str, ...]:
     return tuple(lines[:MAX_PADDED])
 
 
+def compared_sentences(where) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The sentences the temperature sweep embeds, from their box (drawn in ``where``): a line "a | b" is a pair that
+    says the same thing, any other line a sentence on its own; at most MAX_COMPARED sentences. The built-in set where
+    fewer than two pairs are given."""
+    where.text_area(
+        "Sentences compared: a pair per line as “a | b”, other sentences alone",
+        key="pairs",
+        height=160,
+        help="Pairs of sentences that mean the same, and sentences that do not, embedded at each temperature.",
+    )
+    pairs, others = [], []
+    for line in (line.strip()[:MAX_CHARS] for line in values.pairs.splitlines()):
+        sides = [side.strip() for side in line.split("|")]
+        if len(sides) == 2 and all(sides):
+            pairs.append((sides[0], sides[1]))
+        elif line and "|" not in line:
+            others.append(line)
+    if len(pairs) < 2:
+        st.info("Write two pairs or more, one per line as “a | b”; the built-in sentences are compared.")
+        return PARAPHRASE_PAIRS, UNRELATED_SENTENCES
+    pairs = pairs[: MAX_COMPARED // 2]
+    return tuple(pairs), tuple(others[: MAX_COMPARED - 2 * len(pairs)])
+
+
 def sentence_names(texts: tuple[str, ...]) -> list[str]:
     return [short_label(text, SENTENCE_LABEL) for text in texts]
 
@@ -137,7 +164,7 @@ SLIDES = (
     page.Section("All heads", "Model view: every head of every layer"),
     page.Section("Coreference", "Coreference: what does “it” refer to?", parts=2),  # the table, then the heatmap
     page.Section("Embeddings", "Static vs contextual embeddings", parts=2),  # the text, then the chart
-    page.Section("Temperature", "Temperature inside the trained model", parts=2),  # the open head, then the sweep
+    page.Section("Temperature", "Temperature inside the trained model", parts=3),  # the head, the sweep, the cosines
     page.Section("Padding", "Padding and causal masks on the trained model", parts=2),
     page.Section("Sinks", "Where the attention parks", parts=2),  # the shares, then a key hidden
 )
@@ -369,8 +396,10 @@ if slides.show(5):
                 f"{SCOPE_LABELS[scope].capitalize()} at τ. Spreading evenly over the {len(tokens)} tokens would be "
                 f"{math.log(len(tokens)):.2f} nats; looking at one token only, 0."
             )
+    if slides.part(2) or slides.part(3):
+        pairs, others = compared_sentences(slides.section_controls())
     if slides.part(2):
-        sweep_key = (scope, *(changed[0] if scope != "all" else ()))
+        sweep_key = (scope, *(changed[0] if scope != "all" else ()), pairs, others)
         swept = st.session_state.setdefault(SWEPT, set())
         # The request is kept by the button's callback, not its value: a rerun the browser asks for meanwhile (a report
         # of its size) stops this run, and the next one goes on from the temperatures measured (each is cached).
@@ -379,17 +408,17 @@ if slides.show(5):
                 f"Measure the embeddings at {len(TAUS)} temperatures", key="tau_sweep", on_click=swept.add, args=(sweep_key,)
             )
             st.caption(
-                f"{len(PARAPHRASE_PAIRS)} pairs of sentences that say the same thing in other words, and "
-                f"{len(UNRELATED_SENTENCES)} that share words with them but not their meaning, embedded at each τ: "
+                f"{len(pairs)} pairs of sentences that say the same thing in other words, and "
+                f"{len(others)} others, embedded at each τ: "
                 "does each sentence's most similar other sentence stay its pair, and do pairs stay closer than the rest?"
             )
         else:
             progress = st.progress(0.0, text="Running the model on the sentences at each temperature")
             for done, point in enumerate(TAUS, 1):
-                cached_quality(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, changed, point)
+                cached_quality(model, pairs, others, changed, point)
                 progress.progress(done / len(TAUS), text=f"τ = {point:.2g}: {done} of {len(TAUS)}")
             progress.empty()
-            quality = [cached_quality(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, changed, point) for point in TAUS]
+            quality = [cached_quality(model, pairs, others, changed, point) for point in TAUS]
             with row(2, lines_above=1, lines_below=3) as charts:  # the summary under the charts
                 embeddings = {
                     "paraphrase pairs": [q.pair_cosine for q in quality],
@@ -406,6 +435,26 @@ if slides.show(5):
                     chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, np.array(TAUS), series, **options)
             st.caption(sweep_summary(quality, UNSCALED))
 
+    if slides.part(3):
+        texts = tuple(sentence for pair in pairs for sentence in pair) + others
+        names = [short_label(text, SENTENCE_LABEL) for text in texts]
+        shown_taus = [tau] if slide.presenting() or tau == 1.0 else [1.0, tau]  # on a page, beside as trained
+        with row(len(shown_taus), lines_above=0) as charts:
+            for point in shown_taus:
+                embedded = cached_embeddings(model, texts, changed, point)  # (N, C)
+                quality = embedding_quality(embedded, len(pairs))
+                heatmap_block(
+                    charts,
+                    (embedded @ embedded.T).numpy(),
+                    names,
+                    names,
+                    kind="signed",
+                    row_title="sentence",
+                    col_title="sentence",
+                    title=f"Cosine of the embeddings at τ = {tau_label(point)}",
+                    subtitle=(f"{quality[0]:.0%} have their pair nearest; pairs {quality[1]:.2f}, others {quality[2]:.2f}",),
+                )
+
 if slides.show(6):
     if slides.part(1):
         slide.lead(
@@ -416,7 +465,7 @@ if slides.show(6):
         )
     texts = padded_texts(slides.section_controls())
     if slides.part(1):
-        padding_blocks(cached_padding_check(model, texts), layer_names, head_names)
+        padding_blocks(cached_padding_check(model, texts), layer_names, head_names, values.layer, values.head)
     if slides.part(2):
         slide.lead(
             "This model reads both ways: every token sees the whole sentence. A causal mask, as a decoder uses, lets token "

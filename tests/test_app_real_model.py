@@ -252,7 +252,7 @@ def test_bad_temperature_values_in_a_link_are_reported_and_the_section_works():
 
 
 def test_a_new_temperature_reruns_the_model_once_and_the_sweep_measures_every_temperature(model, monkeypatch):
-    """Moving τ runs the model once more (the heads at the new τ), not the trained pass again; the sweep's button
+    """Moving τ runs the model at the new τ only, not the trained pass again; the sweep's button
     measures the built-in sentences at every τ of the slider, and its summary quotes the measurement as trained."""
     from attn_core.examples import PARAPHRASE_PAIRS, UNRELATED_SENTENCES
     from attn_core.real_model.temperature import measure
@@ -266,10 +266,11 @@ def test_a_new_temperature_reruns_the_model_once_and_the_sweep_measures_every_te
     )
     at.select_slider(key="tau").set_value(3.1623).run()  # τ = 10^(4/8)
     assert_clean(at)
-    assert len(passes) == 1 and list(passes[0].values()) == [pytest.approx(10**0.5)]
+    # Two passes at the new τ (the sentence's head, the compared sentences' cosines), none as trained again.
+    assert len(passes) == 2 and all(list(temperature.values()) == [pytest.approx(10**0.5)] for temperature in passes)
     at.button(key="tau_sweep").click().run()
     assert_clean(at)
-    assert len(passes) == 1 + 17  # each τ of the slider (0.1 to 10, 1/√d among them), on the built-in sentences
+    assert len(passes) == 2 + 17  # each τ of the slider (0.1 to 10, 1/√d among them), on the built-in sentences
     trained = measure(model, PARAPHRASE_PAIRS, UNRELATED_SENTENCES, [(0, 2)], 1.0)
     summary = texts(at, "caption")[-1]
     assert summary.startswith(f"As trained (τ = 1): pairs {trained.pair_cosine:.2f}, others {trained.other_cosine:.2f}")
@@ -291,6 +292,11 @@ def test_the_padding_section_shows_the_padded_batch_as_the_engine_measures_it(mo
     assert list(table["[PAD] added"]) == check.pads
     assert list(table["cosine, no mask vs alone"]) == pytest.approx([float(c) for c in check.unmasked_cosine], abs=1e-4)
     assert any(torch.allclose(m.float(), check.pad_weight, atol=1e-6) for m in heatmap_values(at, 6, 12))
+    # The open head (layer 0, head 2) on the most padded sentence, without the mask, its [PAD] columns included.
+    b = max(range(3), key=check.pads.__getitem__)
+    n = len(check.tokens[b])
+    expected = check.unmasked.attention[0].weights[b, 2, :n].double()  # (n, T)
+    assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, n, n + check.pads[b]))
     alone = open_view(REAL, slide="6", padded="only one")
     assert_clean(alone)
     assert any("two sentences or more" in text for text in texts(alone, "info"))
@@ -316,8 +322,38 @@ def test_the_sinks_section_hides_the_key_it_is_told_to_from_the_heads_it_is_told
     assert float(change.head_change[:3].abs().max()) == 0.0 and float(change.head_change[3].min()) > 0
 
 
+def test_bad_mask_values_in_a_link_are_reported_and_the_sections_work():
+    at = open_view(REAL, slide="7", part="2", sink="pad", sink_heads="most")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "sink" in warning and "sink_heads" in warning
+    assert at.segmented_control(key="sink").value == "cls" and metric(at, "Mean cosine") < 1
+
+
 def run_corpus() -> list[str]:
     """The Real model view's built-in corpus for the sinks section, as the page lists it."""
     from attn_core.examples import CONTEXT_SENTENCES, PARAPHRASE_PAIRS, UNRELATED_SENTENCES
 
     return [*(s for pair in PARAPHRASE_PAIRS for s in pair), *UNRELATED_SENTENCES, *CONTEXT_SENTENCES, COREFERENCE_SENTENCES[1]]
+
+
+def test_the_temperature_sweep_and_the_cosines_use_the_sentences_of_the_link(model):
+    """?pairs=...: a line "a | b" is a pair, another line a sentence alone; the sweep's summary and the cosine matrix
+    at τ are the engine's on those sentences; fewer than two pairs fall back to the built-in set, with a note."""
+    from attn_core.real_model.temperature import measure
+
+    pairs = [("a cat sleeps", "a kitten naps"), ("I like tea", "tea is what I like")]
+    text = "\n".join([" | ".join(pair) for pair in pairs] + ["the bus is late"])
+    at = open_view(REAL, slide="5", tau="3.2", tau_heads="all", pairs=text)
+    assert_clean(at)
+    texts_compared = ["a cat sleeps", "a kitten naps", "I like tea", "tea is what I like", "the bus is late"]
+    hot = model.embed(texts_compared, temperature=10 ** (4 / 8))
+    assert any(torch.allclose(m.float(), hot @ hot.T, atol=1e-5) for m in heatmap_values(at, 5, 5))
+    at.button(key="tau_sweep").click().run()
+    assert_clean(at)
+    everything = [(layer, head) for layer in range(6) for head in range(12)]
+    trained = measure(model, pairs, ["the bus is late"], everything, 1.0)
+    summary = texts(at, "caption")[-1]
+    assert summary.startswith(f"As trained (τ = 1): pairs {trained.pair_cosine:.2f}, others {trained.other_cosine:.2f}")
+    fallback = open_view(REAL, slide="5", pairs="only | one pair")
+    assert any("built-in sentences" in text for text in texts(fallback, "info"))

@@ -309,10 +309,12 @@ def _separation(a: list, b: list) -> float:
 
 
 def _axis_problems(chart: dict, axis: dict) -> list[str]:
-    """A token axis that hides a word or draws two labels over each other."""
+    """A token axis of the sentence that hides a word or draws two labels over each other. An axis is the sentence's
+    when its labels, hidden ones included, hold at least half of its words: a chart of other sentences (the Real
+    model's padded batch) may share a word or two with it."""
     visible = [label for label in axis["labels"] if label["visible"]]
     texts = [label["text"] for label in visible]
-    if not set(texts) & set(WORDS):
+    if len({label["text"] for label in axis["labels"]} & set(WORDS)) < len(set(WORDS)) / 2:
         return []
     problems = []
     missing = [word for word in WORDS if word not in texts]

@@ -25,6 +25,7 @@ class PaddingCheck:
     masked_difference: float  # largest |padded − alone| over the embeddings, with the padding mask: rounding only
     unmasked_cosine: Tensor  # (B,) cosine of each sentence's embedding without the mask and alone: 1 = unchanged
     pad_weight: Tensor  # (L, H) weight each head puts on [PAD] keys without the mask, over the padded sentences' real queries
+    unmasked: RealRun  # the batch run without the mask
 
 
 def padding_check(model: MiniLM, texts: Sequence[str]) -> PaddingCheck:
@@ -39,6 +40,7 @@ def padding_check(model: MiniLM, texts: Sequence[str]) -> PaddingCheck:
         float((masked - alone).abs().max()),
         (unmasked * alone).sum(dim=-1),
         weight_on(unmasked_run, ~encoded.mask, queries=encoded.mask & (~encoded.mask).any(dim=-1, keepdim=True)),
+        unmasked_run,
     )
 
 
