@@ -344,3 +344,25 @@ def cache_outgrows_weights(model: Model, batch: int) -> int:
     """The context, in tokens a sequence, from which a batch of ``batch`` sequences' KV cache (bf16) holds more bytes
     than the model's weights (bf16)."""
     return math.ceil(2 * model.parameters / (kv_cache_bytes(model.shape, 1) * batch))
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    """One layout decoding after a context of ``context`` tokens: a step's median time, and the cache's bytes after
+    it, measured from its tensors and by the formula."""
+
+    kind: str
+    cache: bool
+    context: int
+    step_ms: float
+    cache_bytes: int
+    formula_bytes: int
+    max_error: float
+
+
+def measure_point(kind: str, cache: bool, context: int, *, steps: int = 4, **layer) -> DecodePoint:
+    """``generate`` ``steps`` tokens after ``context`` prompt tokens (``layer``: generate's d_model, heads, kv_heads)."""
+    run = generate(kind, prompt=context, new_tokens=steps, cache=cache, **layer)
+    step_ms = 1000 * sorted(run.step_seconds)[len(run.step_seconds) // 2]
+    tokens = context + steps
+    return DecodePoint(kind, cache, context, step_ms, run.cache_bytes[-1], kv_cache_bytes(run.shape, tokens), run.max_error)

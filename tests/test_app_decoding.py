@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from attn_core import attend, causal_mask
-from attn_core.decoding import MODELS, kv_cache_bytes, layouts
+from attn_core.decoding import MODELS, ModelShape, kv_cache_bytes, layouts
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, qkv_projections
-from tests.conftest import assert_clean, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
 DECODING = "pages/9_Decoding.py"
 SENTENCE = "the cat sat on the warm mat"
@@ -66,3 +66,22 @@ def test_bad_values_in_a_link_are_reported_and_the_view_works():
     warning = " ".join(texts(at, "warning"))
     assert all(key in warning for key in ("step", "d_model", "batch"))
     assert at.table  # the sections still draw
+
+
+def test_measure_runs_on_its_button_only_and_shows_the_formulas_bytes():
+    """Section 4 opened by a link measures nothing; its button measures every layout with and without the cache at
+    each length, on a layer of C = 512, 8 heads (2 K/V heads in GQA) whatever the controls, and the bytes charted are
+    the formula's."""
+    at = open_view(DECODING, slide="4", d_model="4096", heads="64", kv_heads="8")  # the measured layer is fixed
+    assert_clean(at)
+    assert not chart_frames(at) and at.button(key="measure_decoding")
+    at.button(key="measure_decoding").click().run()
+    assert_clean(at)
+    rows = next(rows for rows in chart_frames(at) if rows and "MiB" in rows[0])
+    measured = {(r["series"], r["tokens in the cache"]): r["MiB"] for r in rows if r["source"] == "measured"}
+    shapes = {"MHA": ModelShape(1, 8, 8, 64, bytes_per_value=4), "GQA": ModelShape(1, 8, 2, 64, bytes_per_value=4)}
+    for name, shape in shapes.items():
+        for t in (256, 4096):
+            assert measured[name, t + 4] == pytest.approx(kv_cache_bytes(shape, t + 4) / 2**20)
+    assert any("Log-log slopes" in text for text in texts(at, "caption"))
+    assert not [button for button in at.button if button.key == "measure_decoding"]

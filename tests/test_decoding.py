@@ -110,3 +110,11 @@ def test_llama_3_8bs_cache_outgrows_its_weights_at_the_context_the_bytes_say():
     assert tokens == pytest.approx(2 * 8.03e9 / 131_072, abs=1)  # about 122,500 tokens
     assert kv_cache_bytes(model.shape, tokens) >= 2 * model.parameters > kv_cache_bytes(model.shape, tokens - 1)
     assert cache_outgrows_weights(model, batch=8) == math.ceil(2 * 8.03e9 / (131_072 * 8))  # a batch fills it 8× sooner
+
+
+def test_a_measured_point_has_the_formulas_bytes_and_a_step_time():
+    from attn_core.decoding import measure_point
+
+    point = measure_point("gqa", True, 64, steps=4, d_model=64, heads=8, kv_heads=2)
+    assert point.cache_bytes == point.formula_bytes == kv_cache_bytes(ModelShape(1, 8, 2, 8, bytes_per_value=4), 68)
+    assert point.step_ms > 0 and point.max_error <= 1e-5
