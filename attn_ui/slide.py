@@ -52,9 +52,13 @@ PAGE_TYPE_PX = 16
 # pixels wide (a narrower one draws as it always did, and a report would only cost a rerun). On a slide (``notes``:
 # the notes' container's key) it adds the notes' height, measured 150 ms after the page's content last changed size,
 # as it does when a note comes, goes or wraps anew. The script's last known report comes back as ``known``, so that a
-# remount with the same size and notes reports nothing.
+# remount with the same size and notes reports nothing. Streamlit calls the function again whenever ``data`` changes
+# but runs the returned cleanup only when the element goes: each call stops the listeners of the one before (``stop``
+# on its element), else they live on with their old ``known`` and ``wide`` and report again after every redraw (after
+# leaving presenter mode, a second run for every change: twice the redraw time).
 _WINDOW_SIZE_JS = """
-export default function({ setStateValue, data }) {
+export default function({ setStateValue, data, parentElement }) {
+  parentElement.stopReports?.();
   const { known, wide, notes } = data;
   const notesHeight = () => {
     const box = notes && document.querySelector(".st-key-" + notes);
@@ -72,7 +76,9 @@ export default function({ setStateValue, data }) {
   const main = document.querySelector("[data-testid='stMainBlockContainer']");
   if (notes && main) content.observe(main);  // fires once at once, then as the page's content changes size
   else report();
-  return () => { clearTimeout(timer); content.disconnect(); window.removeEventListener("resize", later); };
+  const stop = () => { clearTimeout(timer); content.disconnect(); window.removeEventListener("resize", later); };
+  parentElement.stopReports = stop;
+  return stop;
 }
 """
 _window_size = st.components.v2.component("attention_explorer.window_size", js=_WINDOW_SIZE_JS)
