@@ -380,5 +380,11 @@ def _open_section(labels: dict[str, int]) -> None:
     st.session_state["slide"], st.session_state["part"] = labels.get(st.session_state.get(SECTION_PICKER), 1), 1
 
 
+def bring_into_view(section: int) -> None:
+    """In a callback: open ``section`` at its first part, unless every section is on screen (it is then already)."""
+    if st.session_state.get("slide") != ALL_SECTIONS:
+        _go_to(section, 1)
+
+
 def _go_to(section: int, part: int) -> None:
     st.session_state["slide"], st.session_state["part"] = section, part

@@ -14,7 +14,7 @@ from attn_core.examples import CONTEXT_SENTENCES, COREFERENCE_SENTENCES, PADDED_
 from attn_core.real_model import MAX_TOKENS, N_HEADS, WIDTH, MiniLM, RealRun
 from attn_core.real_model.temperature import embedding_quality, heads_in, mean_entropy, sweep_taus
 from attn_ui import page, slide, url_state
-from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, lines, short_label
+from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, SENTENCE_LABEL, lines, short_label
 from attn_ui.inputs import MAX_CHARS, escape_markdown
 from attn_ui.model import (
     cached_change,
@@ -28,8 +28,6 @@ from attn_ui.model import (
 )
 from attn_ui.steps import chart_block, heatmap_block, row
 from attn_ui.trained_masks import change_blocks, hidden_key_blocks, padding_blocks, sink_blocks
-
-SENTENCE_LABEL = 28  # characters of a sentence shown in a table or on an axis
 
 
 def layer_and_head_names(model: MiniLM) -> tuple[list[str], list[str]]:

@@ -31,7 +31,7 @@ from attn_core.real_model import (
 from attn_core.real_model.temperature import SCOPES
 from attn_core.text import last_word
 from attn_ui import page, slide, url_state
-from attn_ui.charts import PICKED_HEAD, head_thumbnails, short_label
+from attn_ui.charts import PICKED_HEAD, SENTENCE_LABEL, head_thumbnails, short_label
 from attn_ui.draw import draw
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
 from attn_ui.model import (
@@ -47,7 +47,6 @@ from attn_ui.url_state import Param
 
 GRID_TOKENS = 32  # the overview of all heads draws at most this many tokens
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
-SENTENCE_LABEL = 28  # characters of a sentence shown in a legend
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 2  # a previous-token head: the clearest pattern of the model
 PARAMS = url_state.Params(
     Param("text", COREFERENCE_SENTENCES[0], url_state.text),
@@ -77,8 +76,7 @@ def open_picked_head() -> None:
     picked = st.session_state[THUMBNAILS].selection.get(PICKED_HEAD) or []
     if picked:
         st.session_state.update(layer=picked[0]["layer"], head=picked[0]["head"])
-        if st.session_state["slide"] != page.ALL_SECTIONS:
-            st.session_state["slide"] = 1
+        page.bring_into_view(1)
 
 
 def use_coreference_example() -> None:

@@ -19,7 +19,7 @@ from attn_core.geometry import (
 from attn_core.real_model import MAX_TOKENS as MODEL_TOKENS
 from attn_core.real_model import N_HEADS, N_LAYERS
 from attn_ui import page, slide, url_state
-from attn_ui.charts import short_label
+from attn_ui.charts import SENTENCE_LABEL, short_label
 from attn_ui.geometry_view import cached_word_paths as word_paths
 from attn_ui.geometry_view import (
     check_line,
@@ -42,7 +42,6 @@ D_MODEL = 32  # C of the toy embeddings
 D_K_VALUES = (2, 4, 8, 16, 32)  # even: RoPE turns pairs of features
 MAX_POSITION = 24  # the rotation's step-through goes this far
 MAX_SENTENCES = 4  # sentences of the "bank" map
-SENTENCE_LABEL = 28  # characters of a sentence in a legend
 MAP_SOURCES = {"toy": "Toy weights", "real": "MiniLM head"}
 PARAMS = url_state.Params(
     Param("text", CAT_SAT, url_state.text),

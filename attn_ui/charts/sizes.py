@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from attn_ui.charts.theme import AXIS_PADDING, CATEGORIES, FONT_SIZE, TITLE_SIZE
 
 LABEL_LIMIT = 14  # characters of a token shown on an axis (the tooltip has the whole token)
+SENTENCE_LABEL = 28  # characters of a sentence shown in a legend, a table or on an axis
 CHAR_WIDTH = 7.5  # pixels of one label character at FONT_SIZE, a generous average (a lowercase word: 7.0)
 WORD_CHAR_WIDTH = 7.0  # the same, of a lowercase word (measured 6.7-7.0): a heatmap's upright column labels' height
 TITLE_CHAR_WIDTH = 11  # pixels of one character of a chart's title (bold, CHART_TITLE_SIZE)
