@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -29,6 +30,7 @@ from torch import Tensor
 from attn_core.masks import causal_mask, sink_window_mask, window_mask
 
 KINDS = ("mha", "gqa", "mqa", "mla")
+ROWS_AT_ONCE = 512  # query rows attended at once by the prefill and the check (by_rows)
 
 
 @dataclass(frozen=True)
@@ -199,8 +201,9 @@ def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tenso
 
 def grouped_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
     """(H, n, d): the H query heads (H, n, d) in G groups, each group's H/G heads against its one K/V head (G, t, d):
-    head h reads K/V head h // (H/G), as ``enable_gqa`` does. The group's queries are stacked as rows of one attention
-    call, so each K/V head is read once for its whole group, not copied H/G times; ``mask`` (n, t) repeats per row."""
+    head h reads K/V head kv_head_read(h, H, G) = h // (H/G), as ``enable_gqa`` does. The group's queries are stacked
+    as rows of one attention call, so each K/V head is read once for its whole group, not copied H/G times; ``mask``
+    (n, t) repeats per row."""
     h, n, d = q.shape
     g = k.shape[0]
     stacked = q.reshape(g, h // g * n, d)  # (G, H/G · n, d): the group's heads one under another
@@ -275,7 +278,9 @@ def generate(
     capacity = total if window is None else min(total, sinks + window)
     with torch.inference_mode():
         entries = cached(layer, x[:prompt])
-        outputs = [attend_cache(layer, queries(layer, x[:prompt]), entries, mask[:prompt, :prompt], absorbed)]
+        q = queries(layer, x[:prompt])  # (H, P, ·)
+        seen = mask[:prompt, :prompt]  # (P, P)
+        outputs = [by_rows(lambda rows: attend_cache(layer, q[:, rows], entries, seen[rows], absorbed), prompt)]
         # The cache: buffers of its capacity, filled in place; after the prefill, the prompt's tokens it keeps.
         buffers = tuple(torch.empty(*part.shape[:-2], capacity, part.shape[-1], dtype=dtype, device=device) for part in entries)
         kept = kept_positions(prompt, window, sinks)
@@ -312,8 +317,17 @@ def full_recompute(layer: Layer, x: Tensor, mask: Tensor) -> Tensor:
         k, v = decompressed(layer, *cached(layer, x))
     else:
         k, v = cached(layer, x)
-    context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=layer.scale, enable_gqa=layer.kind != "mla")
+    options = {"scale": layer.scale, "enable_gqa": layer.kind != "mla"}
+    context = by_rows(lambda rows: F.scaled_dot_product_attention(q[:, rows], k, v, attn_mask=mask[rows], **options), x.shape[0])
     return context.transpose(0, 1).reshape(x.shape[0], -1) @ layer.weights["W_O"]
+
+
+def by_rows(attend: Callable[[slice], Tensor], n: int) -> Tensor:
+    """``attend(rows)`` for each block of ROWS_AT_ONCE of the ``n`` query rows, joined along the rows (dim -2 of
+    (H, rows, d), dim 0 of (rows, C)): each row's softmax is its own, so attention by blocks of rows is attention, and
+    its scores take (H, ROWS_AT_ONCE, T) at a time, not (H, T, T) (8 × 4,096² floats: 512 MiB, twice)."""
+    blocks = [attend(slice(start, start + ROWS_AT_ONCE)) for start in range(0, n, ROWS_AT_ONCE)]
+    return torch.cat(blocks, dim=0 if blocks[0].dim() == 2 else -2)
 
 
 @dataclass(frozen=True)
@@ -340,29 +354,13 @@ def layouts(d_model: int, heads: int, kv_heads: int, seed: int = 0) -> list[Layo
     return found
 
 
+def kv_head_read(head: int, heads: int, kv_heads: int) -> int:
+    """The K/V head query head ``head`` of ``heads`` reads when they share ``kv_heads``: heads in groups of
+    heads / kv_heads, in order, as ``enable_gqa`` and ``grouped_attention`` pair them."""
+    return head // (heads // kv_heads)
+
+
 def cache_outgrows_weights(model: Model, batch: int) -> int:
     """The context, in tokens a sequence, from which a batch of ``batch`` sequences' KV cache (bf16) holds more bytes
     than the model's weights (bf16)."""
     return math.ceil(2 * model.parameters / (kv_cache_bytes(model.shape, 1) * batch))
-
-
-@dataclass(frozen=True)
-class DecodePoint:
-    """One layout decoding after a context of ``context`` tokens: a step's median time, and the cache's bytes after
-    it, measured from its tensors and by the formula."""
-
-    kind: str
-    cache: bool
-    context: int
-    step_ms: float
-    cache_bytes: int
-    formula_bytes: int
-    max_error: float
-
-
-def measure_point(kind: str, cache: bool, context: int, *, steps: int = 4, **layer) -> DecodePoint:
-    """``generate`` ``steps`` tokens after ``context`` prompt tokens (``layer``: generate's d_model, heads, kv_heads)."""
-    run = generate(kind, prompt=context, new_tokens=steps, cache=cache, **layer)
-    step_ms = 1000 * sorted(run.step_seconds)[len(run.step_seconds) // 2]
-    tokens = context + steps
-    return DecodePoint(kind, cache, context, step_ms, run.cache_bytes[-1], kv_cache_bytes(run.shape, tokens), run.max_error)

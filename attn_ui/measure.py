@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
@@ -99,37 +100,50 @@ class Measured:
     machine: str  # the settings and the machine's threads as the sweep ran: ``sweep.describe_settings``
 
 
-def run_sweep(settings: Settings) -> Measured | None:
-    """Run ``settings``' sweep with a progress bar, after any other session's sweep; None if that wait timed out."""
+@contextmanager
+def sweep_turn() -> Iterator[bool]:
+    """This session's turn to measure: the server's sweep lock, after any other session's sweep (saying so), held
+    with torch on every core (the views run on one thread, attn_ui.page). Yields False, holding nothing, where that
+    wait timed out."""
     lock = sweep_lock()
     if not lock.acquire(blocking=False):
         st.info("Another sweep is running on this server; this one waits for it, so the two do not share the cores…")
         start = time.perf_counter()
         if not lock.acquire(timeout=WAIT_S):
             st.error(f"Gave up after waiting {WAIT_S:g} s for the other sweep to finish. Press **{MEASURE}** to try again.")
-            return None
+            yield False
+            return
         st.caption(f"Waited {time.perf_counter() - start:.1f} s for the other sweep.")
-    progress = SweepProgress()
-    points, stopped, machine = [], None, ""
     try:
-        # The views run on one thread and a fixed mmap threshold (attn_ui.page); a sweep on every core, and the largest.
-        with torch_threads(DEFAULT_THREADS), sweep_allocations():
-            if settings.device == "cpu" and "tiled" in settings.methods and tuned() is None:
-                # once per machine and torch version: the tiled kernel's tiles for this CPU
-                settings = replace(settings, tiles=tune(progress.show))
-            machine = describe_settings(settings)
-            for event in sweep(settings, progress.timer):
-                if isinstance(event, Progress):
-                    progress.show(event.done, event.text)
-                elif isinstance(event, Point):
-                    points.append(event)
-                elif isinstance(event, Stopped):
-                    stopped = event.message
-    except (MemoryError, torch.OutOfMemoryError) as error:  # the estimate fell short, or others use the memory
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        stopped = f"Stopped: the machine ran out of memory ({first_line}). Lower the memory budget or the longest T."
+        with torch_threads(DEFAULT_THREADS):
+            yield True
     finally:
         lock.release()
+
+
+def run_sweep(settings: Settings) -> Measured | None:
+    """Run ``settings``' sweep with a progress bar, after any other session's sweep; None if that wait timed out."""
+    with sweep_turn() as turn:
+        if not turn:
+            return None
+        progress = SweepProgress()
+        points, stopped, machine = [], None, ""
+        try:
+            with sweep_allocations():  # the largest mmap threshold for a sweep's large tensors
+                if settings.device == "cpu" and "tiled" in settings.methods and tuned() is None:
+                    # once per machine and torch version: the tiled kernel's tiles for this CPU
+                    settings = replace(settings, tiles=tune(progress.show))
+                machine = describe_settings(settings)
+                for event in sweep(settings, progress.timer):
+                    if isinstance(event, Progress):
+                        progress.show(event.done, event.text)
+                    elif isinstance(event, Point):
+                        points.append(event)
+                    elif isinstance(event, Stopped):
+                        stopped = event.message
+        except (MemoryError, torch.OutOfMemoryError) as error:  # the estimate fell short, or others use the memory
+            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+            stopped = f"Stopped: the machine ran out of memory ({first_line}). Lower the memory budget or the longest T."
     progress.bar.empty()
     return Measured(settings, tuple(points), stopped, machine)
 

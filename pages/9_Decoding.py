@@ -8,10 +8,11 @@ import torch
 from attn_core import attend, causal_mask
 from attn_core.decoding import MODELS, cache_outgrows_weights, kv_cache_bytes, layouts
 from attn_core.examples import CAT_SAT
+from attn_core.sweep import DEFAULT_TIME_BUDGET
 from attn_core.toy import embed_tokens, qkv_projections
 from attn_ui import page, slide, url_state
 from attn_ui.charts import LINE_HEIGHT, MAX_WIDTH, lines
-from attn_ui.decoding_view import LAYOUT_NAMES, measured_section
+from attn_ui.decoding_view import LAYOUT_NAMES, head_groups_block, measured_section
 from attn_ui.inputs import escape_markdown, tokens_from_text
 from attn_ui.play import current_step, step_controls
 from attn_ui.steps import bar_block, chart_block, feature_labels, matrix_step, row, table
@@ -32,12 +33,13 @@ PARAMS = url_state.Params(
     Param("heads", 8, url_state.Nearest(HEAD_COUNTS), url_state.format_number),
     Param("kv_heads", 2, url_state.Integer(1, max(HEAD_COUNTS))),
     Param("batch", 1, url_state.Integer(1, 256)),
+    Param("time_budget", DEFAULT_TIME_BUDGET, url_state.Number(1.0, 300.0), url_state.format_number),
 )
 SLIDES = (
-    page.Section("Generation", "Generation: each new token is one query against the cache"),
-    page.Section("Layouts", "MHA, GQA, MQA and MLA at the same width", parts=2),  # the table, then the bars
+    page.Section("Generation", "Generation: each new token is one query against the cache", parts=2),  # A and K; K and V
+    page.Section("Layouts", "MHA, GQA, MQA and MLA at the same width", parts=2),  # the table; who reads what, the bytes
     page.Section("Real models", "The KV caches of real models", parts=2),  # the chart, then the table
-    page.Section("Measured", "Measured on this server: a step's time and the cache's bytes", parts=2),
+    page.Section("Measured", "A step's time and the cache's bytes, measured", parts=3),  # cache or not; windows; bytes
 )
 
 
@@ -59,6 +61,7 @@ with slides.controls:
     heads = PARAMS.heads.select_slider("Query heads H", format_func=url_state.format_number)
     kv_heads = PARAMS.kv_heads.number_input("GQA's K/V heads G", help="Heads share a K/V head in groups of H / G.")
     batch = PARAMS.batch.number_input("Sequences in a batch (section 3)")
+    time_budget = PARAMS.time_budget.number_input("Time budget (s, section 4)", help="A press of Measure stops after it.")
 
 if slides.show(1):
     tokens = tokens_from_text(values.text, MAX_TOKENS, CAT_SAT)
@@ -69,37 +72,43 @@ if slides.show(1):
     x = embed_tokens(tokens, TOY_WIDTH, values.seed)  # (T, C)
     w_q, w_k, w_v = qkv_projections(TOY_WIDTH, TOY_HEAD, values.seed)
     steps = attend(x @ w_q, x @ w_k, x @ w_v, mask=causal_mask(t))  # (T, T) weights, each row the cache at its step
-    with row(2) as charts:  # on a slide, two lines of lead beside the step's slider
-        weights = steps.weights.masked_fill(~causal_mask(t), float("-inf"))  # not yet written: shown as masked
-        matrix_step(
-            charts,
-            "Attention weights, causal",
-            r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k}), \; j \le i",
-            weights,
-            tokens,
-            tokens,
-            kind="weights",
-            row_title="query",
-            col_title="key",
-            highlight=step - 1,
-        )
-        cache = steps.k.masked_fill(torch.arange(t)[:, None] >= step, float("-inf"))  # later tokens: not written yet
-        matrix_step(
-            charts,
-            f"K cache after step {step}",
-            r"K_{1..t} = X_{1..t} W_K",
-            cache,
-            tokens,
-            feature_labels(TOY_HEAD),
-            shape=(step, TOY_HEAD),
-            row_title="token",
-            col_title="feature",
-            highlight=step - 1,
-        )
+    # The weights and both caches; on a slide two a part (the weights and K, then K and V): a 16-word sentence's three
+    # do not fit a projector side by side.
+    shown = [name for name, parts in (("A", (1,)), ("K", (1, 2)), ("V", (2,))) if any(map(slides.part, parts))]
+    with row(len(shown)) as charts:  # on a slide, two lines of lead beside the step's slider
+        if "A" in shown:
+            weights = steps.weights.masked_fill(~causal_mask(t), float("-inf"))  # not yet written: shown as masked
+            matrix_step(
+                charts,
+                "Attention weights, causal",
+                r"A = \operatorname{softmax}(Q K^\top / \sqrt{d_k}), \; j \le i",
+                weights,
+                tokens,
+                tokens,
+                kind="weights",
+                row_title="query",
+                col_title="key",
+                highlight=step - 1,
+            )
+        not_written = torch.arange(t)[:, None] >= step  # (T, 1): the tokens after this step
+        for name, entries in (("K", steps.k), ("V", steps.v)):
+            if name in shown:
+                matrix_step(
+                    charts,
+                    f"{name} cache after step {step}",
+                    rf"{name}_{{1..t}} = X_{{1..t}} W_{name}",
+                    entries.masked_fill(not_written, float("-inf")),
+                    tokens,
+                    feature_labels(TOY_HEAD),
+                    shape=(step, TOY_HEAD),
+                    row_title="token",
+                    col_title="feature",
+                    highlight=step - 1,
+                )
     if not slide.presenting():
         st.caption(
-            "The V cache grows alongside, one row a token. Without a cache, every step would compute the keys and values "
-            "of all earlier tokens again: a step then costs as much as the whole prefix."
+            "Each step appends one row to both caches and reads them whole. Without a cache, every step would compute "
+            "the keys and values of all earlier tokens again: a step then costs as much as the whole prefix."
         )
 
 if slides.show(2):
@@ -133,7 +142,8 @@ if slides.show(2):
         if slides.part(1):
             table(pd.DataFrame(rows).set_index("layout"), lines_above=1)
         if slides.part(2):
-            with row(1, lines_above=1) as charts:
+            with row(2, lines_above=1) as charts:
+                head_groups_block(charts, found, heads)
                 bytes_per_token = np.array([2.0 * layout.cached_values for layout in found])
                 bar_block(
                     charts,
@@ -189,6 +199,6 @@ if slides.show(3):
 
 
 if slides.show(4):
-    measured_section(slides)
+    measured_section(slides, time_budget)
 
 page.publish(PARAMS)

@@ -8,8 +8,10 @@ import torch
 
 from attn_core import attend, causal_mask
 from attn_core.decoding import MODELS, ModelShape, kv_cache_bytes, layouts
+from attn_core.decoding_sweep import CONTEXTS, STEPS, reference_results
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, qkv_projections
+from attn_ui.decoding_view import MEASURED_POINTS
 from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
 
 DECODING = "pages/9_Decoding.py"
@@ -68,20 +70,48 @@ def test_bad_values_in_a_link_are_reported_and_the_view_works():
     assert at.table  # the sections still draw
 
 
-def test_measure_runs_on_its_button_only_and_shows_the_formulas_bytes():
-    """Section 4 opened by a link measures nothing; its button measures every layout with and without the cache at
-    each length, on a layer of C = 512, 8 heads (2 K/V heads in GQA) whatever the controls, and the bytes charted are
-    the formula's."""
-    at = open_view(DECODING, slide="4", d_model="4096", heads="64", kv_heads="8")  # the measured layer is fixed
+def step_charts(at) -> list[list[dict]]:
+    return [rows for rows in chart_frames(at) if rows and "ms a step" in rows[0]]
+
+
+def test_the_reference_results_are_drawn_at_once_and_measure_runs_on_its_button_only():
+    """Section 4 opened by a link draws the shipped reference results and measures nothing; its button measures every
+    layout and variant, the shortest contexts first, on a layer of C = 512, 8 heads (2 K/V heads in GQA) whatever the
+    controls, until its time budget; a press goes on from there. The bytes charted are the formula's."""
+    reference = {(p.layout, p.variant, p.context): p for p in reference_results().points}
+    at = open_view(DECODING, slide="4", d_model="4096", heads="64", kv_heads="8", time_budget="3")
     assert_clean(at)
-    assert not chart_frames(at) and at.button(key="measure_decoding")
-    at.button(key="measure_decoding").click().run()
-    assert_clean(at)
-    rows = next(rows for rows in chart_frames(at) if rows and "MiB" in rows[0])
-    measured = {(r["series"], r["tokens in the cache"]): r["MiB"] for r in rows if r["source"] == "measured"}
+    drawn = {(r["series"], r["tokens before"]): r["ms a step"] for r in step_charts(at)[0]}
+    assert drawn["GQA", 2048] == pytest.approx(reference["gqa", "with the cache", 2048].step_ms)
+    assert any("Reference results" in text for text in texts(at, "caption"))
+    measured = []  # the points measured after each press; the charts show the contexts every point of is measured
+    for _ in range(2):  # two presses of 3 s each: the second goes on from the first
+        at.button(key="measure_decoding").click().run()
+        assert_clean(at)
+        measured.append(at.session_state[MEASURED_POINTS])
+        contexts = sorted({r["tokens before"] for r in step_charts(at)[0]})
+        assert contexts == [t for t in CONTEXTS if sum(p.context == t for p in measured[-1]) == 20]
+        assert not any("Reference results" in text for text in texts(at, "caption"))
+        if not any("Stopped by the 3 s budget" in text for text in texts(at, "info")):
+            break
+    assert [p.context for p in measured[0]] == sorted(p.context for p in measured[0])  # the shortest contexts first
+    assert len(measured) == 1 or measured[1][: len(measured[0])] == measured[0] and len(measured[1]) > len(measured[0])
+    assert len(step_charts(at)) == 4  # cache or not, window, sinks + window
     shapes = {"MHA": ModelShape(1, 8, 8, 64, bytes_per_value=4), "GQA": ModelShape(1, 8, 2, 64, bytes_per_value=4)}
-    for name, shape in shapes.items():
-        for t in (256, 4096):
-            assert measured[name, t + 4] == pytest.approx(kv_cache_bytes(shape, t + 4) / 2**20)
+    full, windowed = [rows for rows in chart_frames(at) if rows and "MiB" in rows[0]]
+    t = 256 + STEPS
+    for rows, kept in ((full, t), (windowed, t)):
+        measured = {(r["series"], r["tokens written"]): r["MiB"] for r in rows if r["source"] == "measured"}
+        for name, shape in shapes.items():
+            assert measured[name, t] == pytest.approx(kv_cache_bytes(shape, kept) / 2**20)
     assert any("Log-log slopes" in text for text in texts(at, "caption"))
-    assert not [button for button in at.button if button.key == "measure_decoding"]
+
+
+def test_a_change_of_control_after_a_stopped_sweep_measures_nothing():
+    at = open_view(DECODING, slide="4", time_budget="1")
+    at.button(key="measure_decoding").click().run()
+    stopped = [text for text in texts(at, "info") if "budget" in text]
+    frames = chart_frames(at)
+    at.number_input(key="batch").set_value(3).run()
+    assert_clean(at)
+    assert chart_frames(at) == frames and [text for text in texts(at, "info") if "budget" in text] == stopped

@@ -55,6 +55,7 @@ CHARTS = {
         log_x=True,
         log_y=True,
     ),
+    "head groups": lambda: charts.head_groups({"MHA": list("0123"), "GQA": list("0011"), "MLA": ["latent"] * 4}, title="heads"),
     "tile map": lambda: charts.tile_map([["full", "skipped"], ["partial", "full"]], 32, 32, 50, title="a mask's tiles"),
     "query-key scatter": lambda: charts.query_key_scatter(
         RNG.normal(size=(12, 2)), TOKENS, [(0, 1, 0.7), (0, 2, 0.2), (3, 3, 0.9)], title="map", subtitle=("a line",)

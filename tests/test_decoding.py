@@ -113,8 +113,32 @@ def test_llama_3_8bs_cache_outgrows_its_weights_at_the_context_the_bytes_say():
 
 
 def test_a_measured_point_has_the_formulas_bytes_and_a_step_time():
-    from attn_core.decoding import measure_point
+    from attn_core.decoding_sweep import VARIANTS, measure_point
 
-    point = measure_point("gqa", True, 64, steps=4, d_model=64, heads=8, kv_heads=2)
+    cached, _, windowed, sinks_and_window = VARIANTS
+    point = measure_point("gqa", cached, 64, steps=4, d_model=64, heads=8, kv_heads=2)
     assert point.cache_bytes == point.formula_bytes == kv_cache_bytes(ModelShape(1, 8, 2, 8, bytes_per_value=4), 68)
     assert point.step_ms > 0 and point.max_error <= 1e-5
+    # A window keeps its last 512 keys (and the sinks the first 4): past them, the bytes stop growing.
+    for variant, kept in ((windowed, 512), (sinks_and_window, 516)):
+        point = measure_point("mqa", variant, 600, steps=4, d_model=64, heads=8)
+        assert point.cache_bytes == point.formula_bytes == kv_cache_bytes(ModelShape(1, 8, 1, 8, bytes_per_value=4), kept)
+        assert point.max_error <= 1e-5
+
+
+def test_the_shipped_reference_results_hold_the_whole_sweep_checked():
+    """attn_core/decoding_reference.json: a point for every layout, variant and context of the view's sweep, each with
+    the formula's bytes and outputs equal to causal attention recomputed; with the cache a step's time grows about
+    linearly from 1,024 tokens on, and with a window it stays about flat."""
+    from attn_core.decoding_sweep import CONTEXTS, REFERENCE_COMMAND, VARIANTS, reference_results, sweep_settings
+    from attn_core.timing import loglog_fit
+
+    reference = reference_results()
+    assert reference.machine["cpu"] and reference.machine["command"] == REFERENCE_COMMAND
+    assert [(p.layout, p.variant, p.context) for p in reference.points] == [(k, v.name, t) for k, v, t in sweep_settings()]
+    assert all(p.cache_bytes == p.formula_bytes and p.max_error <= 1e-4 for p in reference.points)
+    long = [t for t in CONTEXTS if t >= 1024]
+    for variant, low, high in ((VARIANTS[0], 0.3, 1.4), (VARIANTS[2], -0.3, 0.3)):
+        for layout in ("mha", "gqa", "mqa", "mla absorbed"):
+            kept = [p for p in reference.points if p.layout == layout and p.variant == variant.name and p.context >= 1024]
+            assert low < loglog_fit(long, [p.step_ms for p in kept]).slope < high, (layout, variant.name)

@@ -18,7 +18,7 @@ Where each thing is:
   cell so that every token gets its label on both axes.
 - ``build``: compiling a chart once per layout, its data attached; ``parts``: the axes, colours, tooltips, titles and
   layers builders share.
-- The builders: ``matrices`` (heatmap, heatmap_grid, tile_map), ``thumbnails`` (head_thumbnails: each matrix as an
+- The builders: ``matrices`` (heatmap, heatmap_grid, tile_map, head_groups), ``thumbnails`` (head_thumbnails: each matrix as an
   image in the heatmaps' colours, where cells would be too small to label or to hover, as for every head of the real
   model), ``curves`` (bars and lines), ``maps`` (2-D maps of vectors), whose labels ``labels`` places.
 
@@ -30,7 +30,7 @@ from attn_ui.charts.build import inline_data
 from attn_ui.charts.curves import bars, labelled_lines, lines, series_lines
 from attn_ui.charts.labels import LABEL_HEIGHT, LABEL_SPOTS, label_spots
 from attn_ui.charts.maps import query_key_scatter, rotation_circle, word_path_map
-from attn_ui.charts.matrices import TILE_CLASSES, TILE_COLOURS, TILE_MAP_SIDE, heatmap, heatmap_grid, tile_map
+from attn_ui.charts.matrices import TILE_CLASSES, TILE_COLOURS, TILE_MAP_SIDE, head_groups, heatmap, heatmap_grid, tile_map
 from attn_ui.charts.sizes import (
     BAR_HEIGHT,
     CHAR_WIDTH,
@@ -42,6 +42,7 @@ from attn_ui.charts.sizes import (
     MAX_WIDTH,
     PANEL_SPACING,
     PLOT_HEIGHT,
+    SENTENCE_LABEL,
     SLIDE_MIN_STEP,
     WRAPPED_PANEL,
     CellSizes,
@@ -74,6 +75,7 @@ __all__ = [
     "PANEL_SPACING",
     "PICKED_HEAD",
     "PLOT_HEIGHT",
+    "SENTENCE_LABEL",
     "SLIDE_MIN_STEP",
     "THEME_CSS",
     "TILE_CLASSES",
@@ -88,6 +90,7 @@ __all__ = [
     "head_thumbnails",
     "heatmap",
     "heatmap_frame",
+    "head_groups",
     "heatmap_grid",
     "heatmap_width",
     "inline_data",

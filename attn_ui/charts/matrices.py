@@ -13,6 +13,7 @@ from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import heading, label_axis, layer, matrix_colour, tooltip_expression
 from attn_ui.charts.sizes import (
     MAX_PANEL,
+    MAX_STEP,
     MAX_WIDTH,
     NUMBER_STEP,
     NUMBERS_UP_TO,
@@ -25,7 +26,7 @@ from attn_ui.charts.sizes import (
     title_width,
     width_at,
 )
-from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, HIGHLIGHT_COLOUR, KINDS, MASKED_COLOUR
+from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, HIGHLIGHT_COLOUR, KINDS, MASKED_COLOUR, SERIES_COLOURS
 
 HIGHLIGHT_WIDTH = 3  # pixels of the outline of the row in focus
 DARK_WEIGHT = 0.45  # weights below this are dark enough for white numbers: the purple-blue end of viridis
@@ -33,7 +34,8 @@ DARK_SHARE = 0.6  # signed values beyond this share of the largest |value| are d
 TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
 TILE_COLOURS = (MASKED_COLOUR, ALLOWED_COLOUR, HIGHLIGHT_COLOUR)  # hidden grey, visible blue, masked orange
 TILE_MAP_SIDE = 320  # pixels of a tile map's plot on a scrolling page
-TILE_BORDER = 1  # pixels of white between a tile map's tiles
+TILE_BORDER = 1  # pixels of white between a tile map's tiles, and between query heads
+HEAD_ROW_STEP = 40  # pixels of a layout's row of query heads
 
 
 def heatmap(
@@ -258,6 +260,46 @@ def _tile_map_chart(q_blocks: int, k_blocks: int, block_q: int, block_k: int, si
             tooltip=["queries:N", "keys:N", "class:N"],
         )
     )
+
+
+def head_groups(reads: dict[str, list[str]], *, width: int = MAX_WIDTH, title: str = "") -> dict:
+    """Which cached head each query head reads, a row of cells per layout: ``reads`` maps a layout's name to, for each
+    query head in order, the name of the K/V head it reads ("0", "1", …, or "latent"); the query heads that share one
+    are drawn in one colour, with its name in them where it fits. Its plot is ``width`` pixels wide."""
+    layouts = list(reads)
+    heads = len(next(iter(reads.values())))
+    shared = [name for names in reads.values() for name in names]
+    cells = pd.DataFrame(
+        {
+            "layout": np.repeat(np.arange(len(layouts)), heads),
+            "head": np.tile(np.arange(heads), len(layouts)),
+            "reads": shared,
+            "row": np.repeat(layouts, heads),
+        }
+    )
+    kv_names = tuple(dict.fromkeys(shared))  # in order of first use: K/V head 0, 1, … then the latent
+    step = min(MAX_STEP, width / heads)
+    return compile_chart(
+        _head_groups_chart, {"cells": cells}, layouts=tuple(layouts), kv_names=kv_names, heads=heads, step=step, title=title
+    )
+
+
+def _head_groups_chart(
+    layouts: tuple[str, ...], kv_names: tuple[str, ...], heads: int, step: float, title: str
+) -> alt.LayerChart:
+    colours = [SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(kv_names))]
+    colour = alt.Color(field="reads", type="nominal", scale=alt.Scale(domain=list(kv_names), range=colours), legend=None)
+    tooltip = tooltip_expression({"layout": "datum.row", "query head": "datum.head", "reads": "datum.reads"})
+    encoding = {
+        "x": alt.X(field="head", type="ordinal", axis=label_axis([str(h) for h in range(heads)], "query head", step, True)),
+        "y": alt.Y(field="layout", type="ordinal", axis=label_axis(list(layouts), "", HEAD_ROW_STEP, True)),
+    }
+    cells = alt.Chart().mark_rect(stroke="white", strokeWidth=TILE_BORDER, tooltip=tooltip).encode(color=colour, **encoding)
+    text = alt.Text(field="reads", type="nominal")
+    names = alt.Chart().mark_text(color="black").encode(text=text, **encoding)  # 4.5:1 or more on every series colour
+    shown = [cells] + ([names] if step >= NUMBER_STEP else [])
+    size = {"width": alt.Step(step), "height": alt.Step(HEAD_ROW_STEP)}  # steps: Streamlit's theme ignores band sizes
+    return alt.layer(*shown, **size, **about(f"head groups: {title}", title))
 
 
 # The signed scale spans -bound..bound, the largest |value| of the chart's cells, computed by Vega from the data (the
