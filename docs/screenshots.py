@@ -36,6 +36,7 @@ SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to
     ("presenter-training.png", "/Training?present=on&slide=2", (1920, 1080), "light", None),
     ("presenter-positions.png", "/Positions?present=on&slide=4&map=real", (1920, 1080), "light", None),
     ("presenter-sinks.png", "/Real_model?present=on&slide=7", (1920, 1080), "dark", None),
+    ("presenter-decoding.png", "/Decoding?present=on&slide=4", (1920, 1080), "light", None),
 )
 TRAINED = "/Training"  # its default settings are trained once, before the shots: a link to them then shows the run
 
