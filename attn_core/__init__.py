@@ -19,6 +19,7 @@ from attn_core.attention import (
 )
 from attn_core.device import available_devices, resolve_device
 from attn_core.heads import head_metrics, pattern_similarity
+from attn_core.mask_mods import attend_mod
 from attn_core.masks import (
     Mask,
     additive_mask,
@@ -50,6 +51,7 @@ __all__ = [
     "additive_mask",
     "Walkthrough",
     "attend",
+    "attend_mod",
     "attention_flops",
     "available_devices",
     "blockwise_attention",

@@ -8,6 +8,9 @@ gets weights 0 (``masked_softmax``). The additive form of a mask holds 0 where i
 A ``Mask`` is a kind of KINDS with its sizes, ``Mask("global", (256, 16))``: its boolean mask at any length, its label
 and formula, and its link text "global:256:16" (``Mask.parse``, ``Mask.format``), which the sweeps of the Cost view and
 their records use. Every view builds its masks as Masks. A new kind is one entry in KINDS (README: "Add a mask").
+
+Every mask here is a mask_mod of attn_core.mask_mods (FlexAttention's ``mask_mod(b, h, q_idx, kv_idx)``), evaluated
+at a length by ``at_length``: GALLERY (re-exported here, with SCORE_MODS and the combinators) holds them by name.
 """
 
 from __future__ import annotations
@@ -19,17 +22,29 @@ from itertools import accumulate
 import torch
 from torch import Tensor
 
+from attn_core import mask_mods
+from attn_core.mask_mods import GALLERY as GALLERY  # FlexAttention's terms, here with every other mask
+from attn_core.mask_mods import SCORE_MODS as SCORE_MODS
+from attn_core.mask_mods import MaskMod, and_masks, dense
+from attn_core.mask_mods import not_mask as not_mask
+from attn_core.mask_mods import or_masks as or_masks
+
 Device = torch.device | str | None
+
+
+def at_length(mask_mod: MaskMod, t: int, t_k: int | None = None, device: Device = None) -> Tensor:
+    """The (t, t_k) boolean mask of a mask_mod (attn_core.mask_mods), the same for every sequence and head."""
+    return dense(mask_mod, t, t_k, device=device)[0, 0]
 
 
 def full_mask(t: int) -> Tensor:
     """M[i, j] = True: the (t, t) mask that hides nothing."""
-    return torch.ones(t, t, dtype=torch.bool)
+    return at_length(mask_mods.full(), t)
 
 
 def causal_mask(t: int, device: Device = None) -> Tensor:
     """M[i, j] = (j <= i): the (t, t) look-ahead mask; each token sees itself and the tokens before it."""
-    return torch.ones(t, t, dtype=torch.bool, device=device).tril()
+    return at_length(mask_mods.causal(), t, device=device)
 
 
 def hidden_keys(queries: range, keys: range, window: int | None = None, device: Device = None) -> Tensor:
@@ -48,7 +63,7 @@ def window_mask(t: int, window: int, t_k: int | None = None, device: Device = No
     keys up to itself (``t_k`` defaults to t). ``window`` >= t is the causal mask."""
     if window < 1:
         raise ValueError("the window must be at least 1 key")
-    return ~hidden_keys(range(t), range(t if t_k is None else t_k), window, device)  # (t, t_k)
+    return at_length(mask_mods.sliding_window(window), t, t_k, device)
 
 
 def padding_mask(lengths: list[int] | Tensor, t: int, device: Device = None) -> Tensor:
@@ -74,10 +89,8 @@ def document_mask(lengths: list[int], t: int) -> Tensor:
     """
     if min(lengths, default=1) < 1 or sum(lengths) > t:
         raise ValueError(f"document lengths must be at least 1 and add up to at most {t}, not {lengths}")
-    document = torch.repeat_interleave(torch.arange(len(lengths) + 1), torch.tensor([*lengths, t - sum(lengths)]))  # (t,)
-    same = document[:, None] == document[None, :]  # (t, t)
-    real = document < len(lengths)  # (t,): not the padding after the documents
-    return same & real[:, None] & causal_mask(t)  # (t, t)
+    real = sum(lengths)
+    return at_length(and_masks(mask_mods.causal_documents(tuple(lengths)), lambda b, h, q_idx, kv_idx: q_idx < real), t)
 
 
 def prefix_lm_mask(prefix: int, t: int) -> Tensor:
@@ -86,8 +99,7 @@ def prefix_lm_mask(prefix: int, t: int) -> Tensor:
     in T5's and PaliGemma's decoders)."""
     if not 0 <= prefix <= t:
         raise ValueError(f"the prefix must be between 0 and {t} tokens, not {prefix}")
-    in_prefix = torch.arange(t) < prefix  # (t,)
-    return causal_mask(t) | (in_prefix[:, None] & in_prefix[None, :])  # (t, t)
+    return at_length(mask_mods.prefix_lm(prefix), t)
 
 
 def global_local_mask(t: int, window: int, n_global: int) -> Tensor:
@@ -96,16 +108,14 @@ def global_local_mask(t: int, window: int, n_global: int) -> Tensor:
     global tokens; StreamingLLM's attention sinks are the causal half of this)."""
     if not 0 <= n_global <= t:
         raise ValueError(f"the global tokens must be between 0 and {t}, not {n_global}")
-    is_global = torch.arange(t) < n_global  # (t,)
-    return window_mask(t, window) | is_global[None, :] | is_global[:, None]  # (t, t)
+    return at_length(mask_mods.global_local(window, n_global), t)
 
 
 def sink_window_mask(t: int, window: int, sinks: int) -> Tensor:
     """M[i, j] = (j <= i) and (i - window < j or j < sinks): (t, t), a causal sliding window of ``window`` keys plus
     the first ``sinks`` tokens, which every later token keeps seeing (StreamingLLM's attention sinks: the causal half
     of global_local_mask)."""
-    is_sink = torch.arange(t) < sinks  # (t,)
-    return window_mask(t, window) | (is_sink[None, :] & causal_mask(t))  # (t, t)
+    return at_length(mask_mods.sink_window(window, sinks), t)
 
 
 def between(ends: Sequence[int]) -> list[int]:
