@@ -15,6 +15,7 @@ at a length by ``at_length``: GALLERY (re-exported here, with SCORE_MODS and the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -35,6 +36,25 @@ Device = torch.device | str | None
 def at_length(mask_mod: MaskMod, t: int, t_k: int | None = None, device: Device = None) -> Tensor:
     """The (t, t_k) boolean mask of a mask_mod (attn_core.mask_mods), the same for every sequence and head."""
     return dense(mask_mod, t, t_k, device=device)[0, 0]
+
+
+def block_sums(mask_mod: MaskMod, t: int, block: int) -> Tensor:
+    """(⌈t / block⌉, ⌈t / block⌉): how many (query, key) pairs of each block × block tile ``mask_mod`` lets through,
+    positions past t counted as hidden, as FlexAttention's create_block_mask counts them."""
+    blocks = math.ceil(t / block)
+    padded = torch.zeros(blocks * block, blocks * block, dtype=torch.bool)
+    padded[:t, :t] = at_length(mask_mod, t)
+    return padded.view(blocks, block, blocks, block).sum(dim=(1, 3))  # (query blocks, key blocks)
+
+
+def block_counts(mask_mod: MaskMod, t: int, block: int = 128) -> tuple[int, int, int]:
+    """(empty, partial, full): the tiles of the (query block, key block) grid that ``mask_mod`` hides wholly, in part,
+    or not at all; a block-sparse kernel skips the empty ones and needs no mask on the full ones (FlexAttention's
+    BlockMask: kv_num_blocks partial, full_kv_num_blocks full)."""
+    sums = block_sums(mask_mod, t, block)
+    full = int((sums == block * block).sum())
+    empty = int((sums == 0).sum())
+    return empty, sums.numel() - empty - full, full
 
 
 def full_mask(t: int) -> Tensor:

@@ -148,7 +148,9 @@ def measured_section(slides: page.Slides, time_budget: float) -> None:
                     options = {"x_title": "tokens written", "y_title": "MiB", "theory": formula, "title": title}
                 at = x if field == "step_ms" else x + STEPS  # the bytes after the last step
                 chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, at, series, log_x=True, log_y=True, **options)
-        if field == "step_ms":
+        if field == "step_ms" and sum(t >= FIT_FROM for t in contexts) < 2:
+            st.caption(f"Slopes are fitted from T = {FIT_FROM:,} on, on two lengths at least: measure on to see them.")
+        elif field == "step_ms":
             st.caption(
                 f"Log-log slopes from T = {FIT_FROM:,} on: "
                 + "; ".join(f"{variant.name}: {slopes(points, variant, contexts)}" for variant in variants)

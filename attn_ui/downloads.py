@@ -1,7 +1,7 @@
 """Take a view with you: each matrix as CSV and ``.npy`` and its chart as PNG and SVG where it is shown, the view's
 link, and the whole view as one zip (``attn_ui.export`` builds the files).
 
-Every run of a view records what it draws (``keep_matrix``, ``keep_chart``, ``keep_table``) in the session's
+Every run of a view records what it draws (``keep_matrix``, ``keep_chart``, ``keep_table``, ``keep_code``) in the session's
 ``Shown``; the "Download this view" button zips that record when it is clicked, so it holds exactly what is on
 screen. Files are built on click only (``st.download_button`` with a callable, on its own thread, without a rerun).
 """
@@ -38,6 +38,7 @@ class Shown:
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
     charts: dict[str, Recipe] = field(default_factory=dict)
     tables: dict[str, tuple[pd.DataFrame, dict[str, Any]]] = field(default_factory=dict)
+    code: dict[str, str] = field(default_factory=dict)  # Python files: their name and text
     written: set[tuple[str, str]] = field(default_factory=set)  # (kind, name) of everything recorded
 
     def name(self, wanted: str, kind: str) -> str:
@@ -64,7 +65,8 @@ class Shown:
         charts = {name: self.chart(name) for name in self.charts}
         tables = {name: table for name, (table, _) in self.tables.items()}
         settings = {name: settings for name, (_, settings) in self.tables.items()}
-        return export.view_bundle(self.view, self.query, self.matrices, tables, charts, export.installed_versions(), settings)
+        versions = export.installed_versions()
+        return export.view_bundle(self.view, self.query, self.matrices, tables, charts, versions, settings, self.code)
 
 
 def begin(url_path: str) -> None:
@@ -113,6 +115,13 @@ def keep_table(name: str, table: pd.DataFrame, settings: dict[str, Any]) -> None
     shown: Shown | None = st.session_state.get(SHOWN)
     if shown is not None:
         shown.tables[shown.name(name, "table")] = (table, settings)
+
+
+def keep_code(name: str, text: str) -> None:
+    """Record Python code for the view's bundle, as ``<name>.py``."""
+    shown: Shown | None = st.session_state.get(SHOWN)
+    if shown is not None:
+        shown.code[shown.name(name, "code")] = text
 
 
 def keep_matrix(name: str, values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> str:

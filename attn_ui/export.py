@@ -117,11 +117,12 @@ def view_bundle(
     charts: Mapping[str, dict],
     versions: Mapping[str, str],
     table_settings: Mapping[str, object] | None = None,
+    code: Mapping[str, str] | None = None,
 ) -> bytes:
     """A zip of everything a view shows: ``params.json`` (the view, its URL query ``params`` as the link writes
     them, the link, the seed, ``versions`` and ``table_settings``: what the tables' rows were made with, by table
     name), each tensor as ``.npy`` (and CSV where it is a labelled matrix), each table as CSV, each chart as PNG
-    (slide size) and SVG, and ``README.txt`` saying what each file is.
+    (slide size) and SVG, each piece of ``code`` as a Python file, and ``README.txt`` saying what each file is.
 
     Names (dict keys) describe their entry in README.txt; file names are made from them.
     """
@@ -139,6 +140,8 @@ def view_bundle(
         files.append((f"{file_stem(name)}.csv", table.to_csv().encode(), f"{name}: table, {_shape(table.shape)}"))
     for name, spec in charts.items():
         files += _chart_files(name, spec)
+    for name, text in (code or {}).items():
+        files.append((f"{file_stem(name)}.py", text.encode(), f"{name}: Python, runs with torch"))
     names = [file_name for file_name, _, _ in files]
     if len(set(names)) < len(names):
         raise ValueError(f"two entries of the bundle make the same file name: {names}")

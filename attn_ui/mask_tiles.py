@@ -22,7 +22,7 @@ from attn_ui.charts import TILE_CLASSES, TILE_MAP_SIDE, heatmap_frame, tile_map
 from attn_ui.draw import draw
 from attn_ui.inputs import escape_markdown
 from attn_ui.play import step_controls
-from attn_ui.steps import METRIC_WIDTH, block, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, Row, block, matrix_step, row
 
 STEPPED = ("documents", "prefix")  # causal once past the prompt: a generation step applies
 ABOUT = {  # (the lead, shown on a slide too; the rest, left to the presenter's words)
@@ -170,6 +170,15 @@ def mask_on_tokens(mask: Mask, tokens: list[str], step: int | None, step_slider:
         )
 
 
+def tile_map_block(charts: Row, classes: list[list[str]], size: int, t: int, title: str) -> None:
+    """The tile map of ``classes`` (``size`` × ``size`` tiles of T = ``t``) in a block of ``charts``: on a slide, the
+    largest square its room holds."""
+    room = slide.on_slide(charts.room)
+    side = TILE_MAP_SIDE if room is None else max(120, min(room.width, room.height - TILE_MAP_FRAME))
+    with block(side + 80):
+        draw(tile_map, classes, size, size, t, side=side, title=title)
+
+
 def tile_map_row(mask: Mask, t_from: int, t: int, size: int) -> TileCounts:
     """The mask at length ``t`` (its sizes scaled from ``t_from`` tokens) in ``size`` × ``size`` tiles: the tile map,
     and beside it the share of the work saved."""
@@ -187,10 +196,7 @@ def tile_map_row(mask: Mask, t_from: int, t: int, size: int) -> TileCounts:
         )
     )
     with row(1, aside=METRIC_WIDTH) as charts:
-        room = slide.on_slide(charts.room)
-        side = TILE_MAP_SIDE if room is None else max(120, min(room.width, room.height - TILE_MAP_FRAME))
-        with block(side + 80):
-            draw(tile_map, classes, size, size, t, side=side, title=f"{mask.kind} mask, T = {t:,}, {size} × {size} tiles")
+        tile_map_block(charts, classes, size, t, f"{mask.kind} mask, T = {t:,}, {size} × {size} tiles")
         with st.container(width=METRIC_WIDTH):
             skipped = 100 * counts.skipped / counts.tiles
             st.metric("Tiles skipped (%)", f"{skipped:.0f}", help=f"{counts.skipped} of {counts.tiles} tiles")

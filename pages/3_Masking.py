@@ -1,4 +1,5 @@
-"""Masking view: what causal, padding and custom masks let each query see."""
+"""Masking view: what causal, padding and custom masks let each query see, the masks of today's models, and a mask
+studio in FlexAttention's terms."""
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from attn_core.masking import (
     weights_with_additive_mask,
 )
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
-from attn_ui import mask_tiles, page, slide, url_state
+from attn_ui import mask_studio_view, mask_tiles, page, slide, url_state
 from attn_ui.charts import MAX_WIDTH
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
@@ -44,6 +45,8 @@ PARAMS = url_state.Params(
     Param("n_global", 1, url_state.Integer(0, MAX_TOKENS)),
     Param("tile_t", 256, url_state.Nearest(mask_tiles.TILE_LENGTHS)),
     Param("tile_block", 32, url_state.Nearest(mask_tiles.TILE_BLOCKS)),
+    page.SEED,
+    *mask_studio_view.PARAMS,
 )
 SLIDES = (
     page.Section("Padding", "The batch, padded", parts=2),
@@ -52,6 +55,7 @@ SLIDES = (
     page.Section("Empty rows", "A row that sees nothing: NaN, 0 or uniform?"),
     page.Section("Bool vs additive", "Two conventions: boolean or additive"),
     page.Section("Model masks", "Masks of today's models", parts=2),
+    page.Section("Studio", "A mask studio in FlexAttention's terms", parts=3),  # the matrices, the blocks, the code
 )
 
 values = page.setup(page.MASKING, PARAMS)
@@ -250,5 +254,8 @@ if slides.show(6):
         mask_tiles.mask_on_tokens(model_mask, grid_labels, stepped, step_slider=slides.current == 6)
     if slides.part(2):
         mask_tiles.tile_map_row(model_mask, t, values.tile_t, values.tile_block)
+
+if slides.show(7):
+    mask_studio_view.studio_section(slides, values, PARAMS)
 
 page.publish(PARAMS)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.nn.attention import flex_attention as flex
 
 from attn_core.mask_mods import GALLERY, SCORE_MODS, and_masks, attend_mod, dense, mod_weights, not_mask, or_masks
-from attn_core.masks import causal_mask, global_local_mask, prefix_lm_mask, sink_window_mask, window_mask
+from attn_core.masks import block_counts, causal_mask, global_local_mask, prefix_lm_mask, sink_window_mask, window_mask
 
 T = 11
 
@@ -119,3 +119,16 @@ def test_a_query_that_sees_no_key_gets_zeros_as_in_flex_attention():
     assert torch.equal(out[0, 0, 0], torch.zeros(8)) and torch.isfinite(out).all()
     block_mask = flex.create_block_mask(nothing_for_query_0, 1, 1, 4, 4, device="cpu", BLOCK_SIZE=2)
     assert torch.allclose(out, flex.flex_attention(q, k, v, block_mask=block_mask), atol=1e-6)
+
+
+@pytest.mark.parametrize("t", [300, 384])  # not a multiple of the block size, and one
+@pytest.mark.parametrize("name", ["causal", "sliding_window", "causal_documents", "block_causal", "documents"])
+def test_block_counts_are_what_create_block_mask_reports(name, t):
+    """(empty, partial, full) over the (query block, key block) grid at block size 128: create_block_mask's
+    kv_num_blocks counts the partial tiles, full_kv_num_blocks the full ones, and the rest are skipped."""
+    sizes = {"sliding_window": {"window": 100}, "causal_documents": {"lengths": (90, 150)}, "documents": {"lengths": (200,)}}
+    mask_mod = GALLERY[name](**sizes.get(name, {}))
+    block_mask = flex.create_block_mask(mask_mod, 1, 1, t, t, device="cpu", BLOCK_SIZE=128)
+    partial, full = int(block_mask.kv_num_blocks.sum()), int(block_mask.full_kv_num_blocks.sum())
+    blocks = math.ceil(t / 128) ** 2
+    assert block_counts(mask_mod, t, block=128) == (blocks - partial - full, partial, full)
