@@ -90,3 +90,8 @@ def draw(
         spec, width, height = {**spec, "width": width, "height": height}, "content", "content"
     st.vega_lite_chart(spec=spec, width=width, height=height, key=key, on_select=on_select or "ignore")
     downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)
+
+
+def selected(key: str, selection: str) -> list[dict]:
+    """In the on_select callback of a chart drawn with ``key``: the points its selection ``selection`` holds."""
+    return st.session_state[key].selection.get(selection) or []

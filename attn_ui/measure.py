@@ -61,6 +61,7 @@ NUMBER_FORMATS = {
 }
 
 MEASURE = "Measure on this server"  # the button that starts a sweep
+LAST_SWEEP = "cost_sweep"  # session state: the session's last Measured
 WAIT_S = 120.0  # longest wait for another session's sweep (its time budget, plus its last length's overrun)
 REDRAW_S = 0.5  # while a sweep runs, its progress bar is sent again after this long (see SweepProgress)
 
@@ -146,6 +147,16 @@ def run_sweep(settings: Settings) -> Measured | None:
             stopped = f"Stopped: the machine ran out of memory ({first_line}). Lower the memory budget or the longest T."
     progress.bar.empty()
     return Measured(settings, tuple(points), stopped, machine)
+
+
+def sweep_on_press(settings: Settings, pressed: bool) -> Measured | None:
+    """This session's last sweep, and a new one of ``settings`` where its button was ``pressed`` (only then: changing
+    a control never starts a sweep)."""
+    measured = st.session_state.get(LAST_SWEEP)
+    if pressed:
+        measured = run_sweep(settings) or measured
+        st.session_state[LAST_SWEEP] = measured
+    return measured
 
 
 def _runs(sources: dict[str, list[Point]]) -> dict[tuple[str, str, str], list[Point]]:

@@ -13,15 +13,14 @@ from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import (
     MEASURE,
-    Measured,
     dense_ratios,
     keep_results,
     long_context_rows,
     point_tables,
     result_curves,
-    run_sweep,
     slope_rows,
     slope_summary,
+    sweep_on_press,
     tiled_memory_note,
     walk_rows,
 )
@@ -138,10 +137,7 @@ if slides.show(1):
         st.warning(
             "Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused)
         )
-    measured: Measured | None = st.session_state.get("cost_sweep")
-    if run_pressed:  # only when asked: changing a control never starts a sweep
-        measured = run_sweep(settings) or measured
-        st.session_state["cost_sweep"] = measured
+    measured = sweep_on_press(settings, run_pressed)
     if measured is None:
         if not presenting():  # on a slide, the legend says "reference" and the controls hold the button
             st.info(

@@ -32,7 +32,7 @@ from attn_core.real_model.temperature import SCOPES
 from attn_core.text import last_word
 from attn_ui import page, slide, url_state
 from attn_ui.charts import PICKED_HEAD, SENTENCE_LABEL, head_thumbnails, short_label
-from attn_ui.draw import draw
+from attn_ui.draw import draw, selected
 from attn_ui.inputs import MAX_CHARS, escape_markdown, model_tokens, word_and_sentences
 from attn_ui.model import (
     cached_coreference,
@@ -67,13 +67,13 @@ PARAMS = url_state.Params(
 )
 
 
-THUMBNAILS = "thumbnails"  # session-state key of the model view's chart
+THUMBNAILS = "thumbnails"  # the key of the model view's chart
 SIMILARITY = "Every head's similarity to this one"
 
 
 def open_picked_head() -> None:
     """A click on a thumbnail: its layer and head in the head view, which opens unless every section is on screen."""
-    picked = st.session_state[THUMBNAILS].selection.get(PICKED_HEAD) or []
+    picked = selected(THUMBNAILS, PICKED_HEAD)
     if picked:
         st.session_state.update(layer=picked[0]["layer"], head=picked[0]["head"])
         page.bring_into_view(1)
