@@ -15,7 +15,7 @@ takes the sizes as keyword arguments with defaults and returns the function: ``G
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from itertools import accumulate
 
 import torch
@@ -95,17 +95,17 @@ def prefix_lm(prefix: int = 3) -> MaskMod:
     return or_masks(causal(), lambda b, h, q_idx, kv_idx: (q_idx < prefix) & (kv_idx < prefix))
 
 
-def segment(index: Tensor, ends: Sequence[int]) -> Tensor:
-    """The segment a token index falls in, the segments ending (exclusive) at ``ends``: 0 before ends[0], 1 before
-    ends[1], …, len(ends) after the last. Arithmetic rather than a lookup table, so it holds at any length."""
-    boundaries = torch.tensor(list(ends), device=index.device)  # (n,)
-    return (index.unsqueeze(-1) >= boundaries).sum(-1)  # index's shape
+def segment(index: Tensor, ends: Tensor) -> Tensor:
+    """The segment a token index falls in, the segments ending (exclusive) at ``ends`` (n,): 0 before ends[0], 1
+    before ends[1], …, n after the last. Arithmetic rather than a lookup table, so it holds at any length; ``ends`` is
+    made once, outside the mask_mod (a tensor made inside it does not compile)."""
+    return (index.unsqueeze(-1) >= ends.to(index.device)).sum(-1)  # index's shape
 
 
 def documents(lengths: tuple[int, ...] = (3, 3, 2)) -> MaskMod:
     """M_ij = [doc(i) = doc(j)]: documents of ``lengths`` packed into one sequence, each seeing all of itself and
     nothing of the others (a packed encoder batch); tokens after the last document form one more."""
-    ends = list(accumulate(lengths))
+    ends = torch.tensor(list(accumulate(lengths)))  # (documents,)
     return lambda b, h, q_idx, kv_idx: segment(q_idx, ends) == segment(kv_idx, ends)
 
 
@@ -118,7 +118,7 @@ def shared_prefix(prefix: int = 2, continuations: tuple[int, ...] = (3, 3)) -> M
     """M_ij = [j ≤ i] ∧ ([j < P] ∨ [seg(i) = seg(j)]): one prompt of ``prefix`` tokens followed by several
     continuations of ``continuations`` tokens, each seeing the prompt and itself, not the others (several samples,
     or a preference pair, scored in one pass)."""
-    ends = [prefix, *accumulate(continuations, initial=prefix)][1:]
+    ends = torch.tensor(list(accumulate(continuations, initial=prefix)))  # (1 + continuations,): the prompt's end first
     return and_masks(causal(), lambda b, h, q_idx, kv_idx: (kv_idx < prefix) | (segment(q_idx, ends) == segment(kv_idx, ends)))
 
 

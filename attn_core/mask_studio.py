@@ -105,7 +105,7 @@ class Composition:
         return None if self.score is None else SCORE_MODS[self.score.name](**self.score.arguments(SCORE_MODS))
 
 
-# Each gallery mask's body in FlexAttention code, its sizes in braces; ``ends`` is filled in from the lengths.
+# Each gallery mask's body in FlexAttention code, its sizes in braces; ``ends`` names its segments' ends (mask_code).
 MASK_CODE = {
     "full": "q_idx >= 0",
     "causal": "kv_idx <= q_idx",
@@ -123,8 +123,8 @@ MASK_CODE = {
     "block_causal": "kv_idx // {block} <= q_idx // {block}",
 }
 SEGMENT_CODE = '''def segment(index, ends):
-    """The segment a token index falls in, the segments ending (exclusive) at ends."""
-    return (index.unsqueeze(-1) >= torch.tensor(ends)).sum(-1)
+    """The segment a token index falls in, the segments ending (exclusive) at ends (a tensor made outside the mask)."""
+    return (index.unsqueeze(-1) >= ends).sum(-1)
 '''
 # Each score modification's tables (made with torch, as attn_core.mask_mods makes them) and body.
 SCORE_CODE = {
@@ -141,14 +141,17 @@ SCORE_CODE = {
 }
 
 
-def mask_code(term: Term) -> str:
-    """The body of a term's mask_mod."""
+def mask_code(term: Term, ends_name: str) -> tuple[str, str]:
+    """A term's constants (its segments' ends as a tensor named ``ends_name``, where it has segments) and the body of
+    its mask_mod."""
     sizes = term.arguments(GALLERY)
+    ends = None
     if "lengths" in sizes:
-        sizes["ends"] = list(accumulate(sizes["lengths"]))
+        ends = list(accumulate(sizes["lengths"]))
     if "continuations" in sizes:
-        sizes["ends"] = list(accumulate(sizes["continuations"], initial=sizes["prefix"]))
-    return MASK_CODE[term.name].format(**sizes)
+        ends = list(accumulate(sizes["continuations"], initial=sizes["prefix"]))
+    constants = "" if ends is None else f"{ends_name} = torch.tensor({ends})"
+    return constants, MASK_CODE[term.name].format(**sizes, ends=ends_name)
 
 
 def queries_and_keys(t: int, heads: int, d: int, seed: int) -> tuple:
@@ -165,8 +168,9 @@ def flex_code(composition: Composition, t: int, heads: int, d: int, seed: int, b
     if any(term.name in ("documents", "causal_documents", "shared_prefix") for term in terms.values()):
         lines += [SEGMENT_CODE]
     for letter, term in terms.items():
-        lines += [f"def mask_{letter.lower()}(b, h, q_idx, kv_idx):  # {term.format(GALLERY)}"]
-        lines += [f"    return {mask_code(term)}", "", ""]
+        constants, body = mask_code(term, f"ENDS_{letter}")
+        lines += [constants] * bool(constants)
+        lines += [f"def mask_{letter.lower()}(b, h, q_idx, kv_idx):  # {term.format(GALLERY)}", f"    return {body}", "", ""]
     combined = {
         "a": "mask_a",
         "and": "and_masks(mask_a, mask_b)",

@@ -132,3 +132,16 @@ def test_block_counts_are_what_create_block_mask_reports(name, t):
     partial, full = int(block_mask.kv_num_blocks.sum()), int(block_mask.full_kv_num_blocks.sum())
     blocks = math.ceil(t / 128) ** 2
     assert block_counts(mask_mod, t, block=128) == (blocks - partial - full, partial, full)
+
+
+def test_attend_mod_equals_flex_attention_compiled_on_this_cpu():
+    """torch.compile's fused flex_attention (one compile, some seconds) at a length that is no multiple of its block
+    size, under a composition of gallery masks and a score modification: the dense reference's numbers."""
+    torch.manual_seed(2)
+    t = 200
+    q, k, v = torch.randn(3, 1, 4, t, 16).unbind(0)
+    mask_mod = or_masks(GALLERY["causal_documents"](lengths=(70, 80)), GALLERY["sink_window"](window=16, sinks=4))
+    score_mod = SCORE_MODS["relative_bias"](max_distance=8)
+    block_mask = flex.create_block_mask(mask_mod, None, None, t, t, device="cpu", BLOCK_SIZE=128)
+    compiled = torch.compile(flex.flex_attention)(q, k, v, score_mod=score_mod, block_mask=block_mask)
+    assert torch.allclose(attend_mod(q, k, v, mask_mod, score_mod), compiled, atol=1e-5)
