@@ -153,9 +153,9 @@ GALLERY: dict[str, Callable[..., MaskMod]] = {
 # Score modifications: score' = f(score, b, h, i, j), on the scaled score, before the mask.
 def alibi(heads: int = 8) -> ScoreMod:
     """score' = score - m_h (i - j), m_h = 2^(-8 (h + 1) / H): a penalty growing with the distance, steeper in the
-    first heads (ALiBi, Press et al. 2022; BLOOM, MPT)."""
+    first heads (ALiBi, Press et al. 2022; BLOOM, MPT); heads past ``heads`` take the last slope."""
     slopes = torch.tensor([2 ** (-8 * (head + 1) / heads) for head in range(heads)])  # (H,)
-    return lambda score, b, h, q_idx, kv_idx: score - slopes.to(score.device)[h] * (q_idx - kv_idx)
+    return lambda score, b, h, q_idx, kv_idx: score - slopes.to(score.device)[h.clamp(max=heads - 1)] * (q_idx - kv_idx)
 
 
 def soft_cap(cap: float = 5.0) -> ScoreMod:

@@ -130,7 +130,7 @@ SEGMENT_CODE = '''def segment(index, ends):
 SCORE_CODE = {
     "alibi": (
         "SLOPES = torch.tensor([2 ** (-8 * (head + 1) / {heads}) for head in range({heads})])",
-        "score - SLOPES[h] * (q_idx - kv_idx)",
+        "score - SLOPES[h.clamp(max=len(SLOPES) - 1)] * (q_idx - kv_idx)",
     ),
     "soft_cap": ("", "{cap} * torch.tanh(score / {cap})"),
     "relative_bias": (

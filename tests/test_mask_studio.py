@@ -31,13 +31,13 @@ def test_each_gallery_masks_code_gives_the_weights_shown(name):
 
 
 @pytest.mark.parametrize("combine", COMBINE)
-@pytest.mark.parametrize("score", [None, *SCORE_MODS])
+@pytest.mark.parametrize("score", [None, *SCORE_MODS, "alibi:heads=2", "head_temperature:temperatures=0.5"])
 def test_compositions_and_score_mods_code_gives_the_weights_shown(combine, score):
     composition = Composition(
         Term("causal_documents", {"lengths": (5, 4)}),
         Term("shared_prefix", {"prefix": 3, "continuations": (2, 4)}),
         combine,
-        Term(score) if score else None,
+        Term.parse(score, SCORE_MODS) if score else None,  # fewer slopes or temperatures than heads: the last repeats
     )
     assert torch.allclose(weights_of_code(composition), shown_weights(composition), atol=1e-6)
 
