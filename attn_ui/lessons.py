@@ -1,0 +1,93 @@
+"""Lessons: a lecture that walks across views. A lesson is a TOML file in lessons/, its name the file's name without
+``.toml``:
+
+    title = "The masks of today's models"
+
+    [[steps]]
+    title = "Causal: the look-ahead mask"
+    link = "/Masking?slide=2&mask=causal"        # any view's link, as the app writes it (slide, part, parameters)
+    notes = "What to say: the presenter's notes."
+    exercise = { question = "…" }                 # optional
+
+``load`` reads one. A step whose link names no view of the app, or is not a link, keeps its place and says what is
+wrong (``problem``); the rest of the lesson works. Parameters and sections are checked by the view itself when the
+step opens, as for any link.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from attn_ui.page import VIEWS
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+
+
+@dataclass(frozen=True)
+class Step:
+    link: str  # "/Masking?slide=2&mask=causal"
+    title: str
+    notes: str
+    exercise: dict | None
+    problem: str | None = None  # why the step cannot open, naming it; None where it can
+
+    @property
+    def view(self) -> str:
+        """The view's address ("Masking")."""
+        return urlsplit(self.link).path.strip("/")
+
+    @property
+    def query(self) -> dict[str, str]:
+        return dict(parse_qsl(urlsplit(self.link).query, keep_blank_values=True))
+
+
+@dataclass(frozen=True)
+class Lesson:
+    title: str
+    steps: tuple[Step, ...]
+
+
+def available() -> dict[str, Path]:
+    """The lessons shipped in lessons/, by name."""
+    return {path.stem: path for path in sorted(LESSONS.glob("*.toml"))}
+
+
+def load(path: Path | str) -> Lesson:
+    """The lesson in a TOML file; ValueError naming the file for one that is not a lesson."""
+    path = Path(path)
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{path.name}: {error}") from None
+
+
+def parse(text: str) -> Lesson:
+    """A lesson from its TOML text (an uploaded file); ValueError saying what is missing."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"not TOML ({error})") from None
+    steps = data.get("steps")
+    if not isinstance(data.get("title"), str) or not isinstance(steps, list) or not steps:
+        raise ValueError('a lesson has a title = "…" and at least one [[steps]] with a title and a link')
+    return Lesson(data["title"], tuple(step_of(number, entry) for number, entry in enumerate(steps, 1)))
+
+
+def step_of(number: int, entry: object) -> Step:
+    """Step ``number`` of a lesson, with its problem where it has one."""
+    if not isinstance(entry, dict):
+        return Step("", f"Step {number}", "", None, f"Step {number} is not a table of title, link and notes.")
+    title = str(entry.get("title") or f"Step {number}")
+    link, exercise = str(entry.get("link", "")), entry.get("exercise")
+    step = Step(link, title, str(entry.get("notes", "")), exercise if isinstance(exercise, dict) else None)
+    views = {view.url_path for view in VIEWS}
+    if not link.startswith("/"):
+        problem = f"Step {number} (“{title}”) has no link to a view: its link is {link!r}."
+    elif step.view not in views:
+        problem = f"Step {number} (“{title}”) names no view of this app: “{step.view}”. The views: {', '.join(sorted(views))}."
+    else:
+        return step
+    return Step(link, title, step.notes, step.exercise, problem)

@@ -1,0 +1,63 @@
+"""Lessons (attn_ui.lessons): the shipped lessons load, every step opens its view cleanly with parameters the view
+knows, and a lesson with a broken step says which and keeps the others."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_ui.lessons import available, load, parse
+from attn_ui.page import VIEWS
+from tests.conftest import assert_clean, open_view, texts
+
+SHIPPED = available()
+PAGES = {view.url_path: view.path for view in VIEWS}
+LINK_ONLY = {"slide", "part", "present"}  # what every view reads besides its parameters
+
+
+def test_two_lessons_ship_a_lecture_and_the_masks():
+    assert set(SHIPPED) == {"self-attention-in-one-lecture", "masks-of-todays-models"}
+    lecture, masks = load(SHIPPED["self-attention-in-one-lecture"]), load(SHIPPED["masks-of-todays-models"])
+    assert lecture.title == "Self-attention in one lecture" and len(lecture.steps) >= 15
+    assert {"Pipeline", "Scaling", "Masking", "Multi_head", "Cost", "Real_model", "Training"} <= {s.view for s in lecture.steps}
+    assert masks.title == "The masks of today's models" and len(masks.steps) >= 8
+    for step in (*lecture.steps, *masks.steps):
+        assert step.problem is None and step.title and step.notes, step
+
+
+@pytest.mark.parametrize("step", [step for path in SHIPPED.values() for step in load(path).steps], ids=lambda step: step.title)
+def test_every_shipped_step_opens_its_view_cleanly_with_parameters_it_knows(step):
+    at = open_view(PAGES[step.view], **step.query)
+    assert_clean(at)
+    assert not any("not understood" in text for text in texts(at, "warning")), texts(at, "warning")
+    known = set(at.session_state["_shown"].query)  # every parameter of the view
+    assert set(step.query) - LINK_ONLY <= known, set(step.query) - LINK_ONLY - known
+
+
+def test_a_step_that_names_no_view_says_which_and_the_others_stay():
+    lesson = parse(
+        """
+        title = "A lesson with a typo"
+        [[steps]]
+        title = "Fine"
+        link = "/Pipeline?slide=2"
+        [[steps]]
+        title = "Misspelt"
+        link = "/Pipeline2?slide=1"
+        [[steps]]
+        title = "No link"
+        notes = "forgot it"
+        """
+    )
+    fine, misspelt, no_link = lesson.steps
+    assert fine.problem is None and fine.query == {"slide": "2"}
+    assert "Step 2 (“Misspelt”) names no view of this app: “Pipeline2”" in misspelt.problem
+    assert "Step 3 (“No link”) has no link" in no_link.problem
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("title = ", "not TOML"), ('steps = [{ title = "x", link = "/Pipeline" }]', "has a title"), ('title = "x"', "at least one")],
+)
+def test_a_file_that_is_not_a_lesson_says_what_a_lesson_is(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse(text)
