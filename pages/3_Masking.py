@@ -1,31 +1,28 @@
 """Masking view: what causal, padding and custom masks let each query see, the masks of today's models, and a mask
 studio in FlexAttention's terms."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attn_core import additive_mask, padding_mask
+from attn_core import padding_mask
 from attn_core.examples import MASKING_SENTENCES
 from attn_core.masking import (
     BATCH_MASKS,
     CUSTOM,
-    LARGE_NEGATIVE,
     PAD,
-    compare_fills,
     difference_from_alone,
     masked_batch_attention,
     pad_batch,
-    weights_with_additive_mask,
 )
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
-from attn_ui import mask_studio_view, mask_tiles, page, slide, url_state
+from attn_ui import mask_studio_view, mask_tiles, page, url_state
 from attn_ui.charts import MAX_WIDTH
 from attn_ui.export import unique_labels
 from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_text
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
+from attn_ui.masking_sections import conventions_section, empty_row_section
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import METRIC_WIDTH, bar_block, dataframe, matrix_step, numbers_table, row, score_steps, table
+from attn_ui.steps import bar_block, dataframe, matrix_step, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -204,47 +201,10 @@ if slides.show(3):
         dataframe(check.style.format({"largest |difference|": "{:.1e}"}))
 
 if slides.show(4):
-    b, query = empty.nonzero()[0].tolist() if empty.any() else (0, step - 1)
-    sentence = tokens[b]
-    large_negative = f"{LARGE_NEGATIVE:.0e}".replace("e+0", "e")  # -1e9
-    fills = compare_fills(steps.scores[b, query] * steps.scale, mask[b, query])
-    state = "is fully blocked" if empty[b, query] else "still sees a key (block a whole row to see the difference)"
-    st.markdown(escape_markdown(f"Query “{sentence[query]}” of sentence {b + 1} {state}, masked three ways:"))
-    short = slide.presenting()  # a slide's narrower columns: their names in short, the text under them says more
-    fill_rows = {
-        "softmax, −∞" if short else "naive softmax, masked = −∞": fills.naive,
-        "attn_core" if short else "attn_core masked_softmax": fills.attn_core,
-        f"softmax, {large_negative}" if short else f"naive softmax, masked = {large_negative}": fills.large_negative,
-    }
-    columns = np.stack([weights.cpu().numpy() for weights in fill_rows.values()]).T  # (T, 3)
-    table(numbers_table(columns, sentence, list(fill_rows)), lines_above=1, lines_below=4)
-    st.markdown(
-        "Over a row of only −∞, softmax divides 0 by 0: **NaN**, which spreads through every later layer. "
-        f"Filling with {large_negative} avoids the NaN but gives a **uniform** row over keys the query must not see "
-        "(in float16, −1e9 is −∞ anyway). attn_core returns **0** weights and a 0 context. In a row that still sees "
-        "a key, all three agree."
-    )
+    empty_row_section(steps, mask, empty, tokens, step)
 
 if slides.show(5):
-    additive = additive_mask(mask)  # (B, T, T)
-    difference = f"{float((steps.weights - weights_with_additive_mask(steps, additive)).abs().max()):.1e}"
-    metric = not slide.presenting()  # on a slide the charts take the width, and the lead says the difference
-    st.markdown(
-        "PyTorch accepts a **boolean** mask (True = may attend) or an **additive** one (0 = may attend, −∞ = "
-        "blocked) that is added to the scores. Both give the same weights"
-        + (". Sentence 1's masks:" if metric else f" (largest difference {difference}). Sentence 1's masks:")
-    )
-    shared = {"row_labels": tokens[0], "col_labels": tokens[0], "row_title": "query", "col_title": "key"}
-    with row(2, aside=METRIC_WIDTH if metric else 0) as charts:  # the metric beside them
-        matrix_step(charts, "Boolean mask", r"M_{ij} \in \{\text{False}, \text{True}\}", mask[0].double(), kind="mask", **shared)
-        matrix_step(charts, "Additive mask", r"M_{ij} \in \{-\infty, 0\}", additive[0], kind="additive", **shared)
-        if metric:
-            st.metric(
-                "Largest difference",
-                difference,
-                help="Between the weights of the two conventions, over the whole batch.",
-                width=METRIC_WIDTH,
-            )
+    conventions_section(steps, mask, tokens)
 
 if slides.show(6):
     with slides.section_controls():
