@@ -202,9 +202,9 @@ def dense(mask_mod: MaskMod, t: int, t_k: int | None = None, batch: int = 1, hea
     return mask_mod(*grids).expand(batch, heads, t, grids[3].shape[-1])
 
 
-def mod_weights(q: Tensor, k: Tensor, mask_mod: MaskMod | None = None, score_mod: ScoreMod | None = None) -> Tensor:
-    """A = softmax(mask(score_mod(Q Kᵀ / sqrt(d)))): (B, H, T, S) for q (B, H, T, d) and k (B, H, S, d); a query that
-    sees no key gets weights 0."""
+def mod_scores(q: Tensor, k: Tensor, mask_mod: MaskMod | None = None, score_mod: ScoreMod | None = None) -> Tensor:
+    """S' = mask(score_mod(Q Kᵀ / sqrt(d))), -inf where ``mask_mod`` hides a key: (B, H, T, S) for q (B, H, T, d) and
+    k (B, H, S, d)."""
     batch, heads, t_q, d = q.shape
     grids = index_grids(batch, heads, t_q, k.shape[-2], q.device)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, H, T, S)
@@ -212,8 +212,18 @@ def mod_weights(q: Tensor, k: Tensor, mask_mod: MaskMod | None = None, score_mod
         scores = score_mod(scores, *grids)
     if mask_mod is not None:
         scores = scores.masked_fill(~mask_mod(*grids), float("-inf"))
-    seen = torch.isfinite(scores).any(-1, keepdim=True)  # (B, H, T, 1)
+    return scores
+
+
+def softmax_seen(scores: Tensor) -> Tensor:
+    """softmax over the last dimension; a row of only -inf (a query that sees no key) gets weights 0."""
+    seen = torch.isfinite(scores).any(-1, keepdim=True)  # (..., T, 1)
     return torch.softmax(scores.masked_fill(~seen, 0.0), dim=-1) * seen
+
+
+def mod_weights(q: Tensor, k: Tensor, mask_mod: MaskMod | None = None, score_mod: ScoreMod | None = None) -> Tensor:
+    """A = softmax(S'), S' = mod_scores: (B, H, T, S); a query that sees no key gets weights 0."""
+    return softmax_seen(mod_scores(q, k, mask_mod, score_mod))
 
 
 def attend_mod(q: Tensor, k: Tensor, v: Tensor, mask_mod: MaskMod | None = None, score_mod: ScoreMod | None = None) -> Tensor:

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 from torch.nn.attention.flex_attention import create_block_mask
 
-from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, index_grids, mod_weights
+from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, mod_scores, softmax_seen
 from attn_core.mask_studio import COMBINE, COMBINE_LABELS, Composition, Term, defaults, flex_code, queries_and_keys, text_of
 from attn_core.masks import block_counts, block_sums
 from attn_ui import downloads, page, slide, url_state
@@ -109,18 +109,14 @@ def studio_section(slides: page.Slides, values: url_state.Values, params: url_st
     mask_mod, score_mod = found.mask_mod(), found.score_mod()
     positions = [str(i) for i in range(t)]
     if slides.part(1):
-        grids = index_grids(1, HEADS, t, t)  # b, h, q_idx, kv_idx
-        scores = q @ k.transpose(-2, -1) / HEAD_SIZE**0.5  # (1, H, T, T)
-        if score_mod is not None:
-            scores = score_mod(scores, *grids)
+        scores = mod_scores(q, k, mask_mod, score_mod)  # (1, H, T, T), -inf where masked
+        weights = softmax_seen(scores)[0, head]  # (T, T)
         mask = dense(mask_mod, t, heads=HEADS)[0, head]  # (T, T)
-        weights = mod_weights(q, k, mask_mod, score_mod)[0, head]  # (T, T)
         with row(3) as charts:
             axes = {"row_title": "query", "col_title": "key"}
             matrix_step(charts, "Mask", "M = mask_mod(b, h, i, j)", mask, positions, positions, kind="mask", **axes)
-            masked = scores[0, head].masked_fill(~mask, float("-inf"))
             formula = r"S = \mathrm{score\_mod}(Q K^\top / \sqrt{d})"
-            matrix_step(charts, f"Scores, head {head}", formula, masked, positions, positions, kind="signed", **axes)
+            matrix_step(charts, f"Scores, head {head}", formula, scores[0, head], positions, positions, kind="signed", **axes)
             formula = r"A = \operatorname{softmax}(S)"
             matrix_step(charts, f"Weights, head {head}", formula, weights, positions, positions, kind="weights", **axes)
     if slides.part(2):
