@@ -204,26 +204,33 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     return page
 
 
-def settle_layout(page, timeout_s: float = 20, quiet_checks: int = 5) -> None:
-    """Wait until the page's elements and charts stop changing: every chart on display drawn, and the number of elements and
-    every chart's box the same over ``quiet_checks`` checks 100 ms apart. The browser keeps adding elements for a
-    moment after the app's run has finished, and Vega redraws width-filling charts asynchronously after a resize."""
-    layout = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
-        const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
+def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
+    """Wait until the page's elements and charts stop changing: every chart on display drawn, no change to the page's
+    elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box where it was when that quiet
+    began. The browser keeps adding elements for a moment after the app's run has finished, and Vega redraws
+    width-filling charts asynchronously after a resize."""
+    settled = """([quietMs, timeoutMs]) => new Promise(done => {
+        const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
             .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
-        if (charts.some(chart => !chart.querySelector('svg, canvas'))) return done(null);
-        const elements = document.querySelectorAll("[data-testid='stElementContainer']").length;
-        done(JSON.stringify([elements, charts.map(chart => chart.firstElementChild.getBoundingClientRect())]));
-    })))"""
-    deadline = time.monotonic() + timeout_s
-    previous, quiet = None, 0
-    while quiet < quiet_checks:
-        current = page.evaluate(layout)
-        quiet = quiet + 1 if current is not None and current == previous else 0
-        if time.monotonic() > deadline:
-            raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
-        previous = current
-        page.wait_for_timeout(100)
+        const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild.getBoundingClientRect()));
+        let changed = performance.now(), quietBoxes = boxes();
+        const observer = new MutationObserver(() => { changed = performance.now(); quietBoxes = null; });
+        observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+        const started = performance.now();
+        const check = () => requestAnimationFrame(() => {
+            const now = performance.now(), current = boxes();
+            const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
+            if (quietBoxes === null || current !== quietBoxes) { quietBoxes = current; changed = Math.max(changed, now); }
+            if ((drawn && now - changed >= quietMs) || now - started > timeoutMs) {
+                observer.disconnect();
+                return done(drawn && now - changed >= quietMs);
+            }
+            setTimeout(check, 50);
+        });
+        check();
+    })"""
+    if not page.evaluate(settled, [quiet_ms, timeout_s * 1000]):
+        raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 
 def exception_texts(page) -> list[str]:

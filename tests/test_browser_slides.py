@@ -71,18 +71,21 @@ SLIDE = r"""() => {
 }"""
 
 
-def walk(server_url: str, browser, view, viewport: tuple[int, int], scheme: str, query: str = "") -> list[dict]:
-    """Every slide of ``view`` in presenter mode (``query``: more of its link's parameters), measured once it has settled."""
+def walk(server_url: str, browser, view, viewport: tuple[int, int], schemes: tuple[str, ...], query: str = "") -> list[dict]:
+    """Every slide of ``view`` in presenter mode (``query``: more of its link's parameters), measured once it has
+    settled in each colour scheme of ``schemes`` (the theme follows the browser's preference without a rerun)."""
     url = f"{server_url}/{view.url_path}?present=on" + (f"&{query}" if query else "")
-    page = visit(browser, url, viewport=viewport, color_scheme=scheme)
+    page = visit(browser, url, viewport=viewport, color_scheme=schemes[0])
     try:
         wait_for_size_report(page)
         slides = []
         while True:
-            settle_layout(page)
-            slide = page.evaluate(SLIDE)
-            slide["exceptions"] = exception_texts(page)
-            slides.append(slide)
+            for scheme in schemes if len(slides) % 2 == 0 else schemes[::-1]:  # the last scheme of a slide first on the next
+                page.emulate_media(color_scheme=scheme)
+                settle_layout(page)
+                slide = page.evaluate(SLIDE) | {"scheme": scheme}
+                slide["exceptions"] = exception_texts(page)
+                slides.append(slide)
             number, last = slide["step"]
             if number >= last:
                 return slides
@@ -122,7 +125,9 @@ def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
 
 def walk_problems(slides: list[dict], viewport: tuple[int, int]) -> list[str]:
     """Every slide's problems; at full HD also those whose charts take less than MIN_SPAN of the screen's height."""
-    problems = [f"slide {slide['step'][0]}: {problem}" for slide in slides for problem in problems_of(slide, viewport)]
+    problems = [
+        f"slide {slide['step'][0]} ({slide['scheme']}): {problem}" for slide in slides for problem in problems_of(slide, viewport)
+    ]
     for slide in slides if viewport == FULL_HD else ():
         charts = slide["charts"]
         span = (max(c["bottom"] for c in charts) - min(c["top"] for c in charts)) / viewport[1] if charts else 1
@@ -131,14 +136,15 @@ def walk_problems(slides: list[dict], viewport: tuple[int, int]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
 @pytest.mark.parametrize("view", [view for view in VIEWS if view != TRAINING], ids=lambda view: view.url_path)
-def test_every_slide_fits_the_screen(server, browser, view, viewport, scheme):
-    slides = walk(server, browser, view, viewport, scheme)
-    assert len(slides) == slides[0]["step"][1] >= 3
+def test_every_slide_fits_the_screen(server, browser, view, viewport):
+    """In the light and the dark theme."""
+    slides = walk(server, browser, view, viewport, ("light", "dark"))
+    assert len(slides) == 2 * slides[0]["step"][1] and slides[0]["step"][1] >= 3
+    assert [slide["scheme"] for slide in slides].count("dark") == len(slides) // 2
     problems = walk_problems(slides, viewport)
-    assert not problems, f"{view.label} at {viewport} ({scheme}):\n" + "\n".join(problems)
+    assert not problems, f"{view.label} at {viewport}:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("view", [view for view in VIEWS if view not in (COST, TRAINING)], ids=lambda view: view.url_path)
@@ -146,7 +152,7 @@ def test_every_slide_fits_a_projector_with_a_sixteen_word_sentence(server, brows
     """The sentence a lecture types, 16 words (18 word pieces in the real model), fits every slide of a 1024 × 576
     projector: rows of 16 px keep every token's label, legends go where they cost least, long tables go in blocks side
     by side, and a slide's text goes beside its slider."""
-    slides = walk(server, browser, view, VIEWPORTS[0], "light", urlencode({"text": SENTENCE}))
+    slides = walk(server, browser, view, VIEWPORTS[0], ("light",), urlencode({"text": SENTENCE}))
     problems = walk_problems(slides, VIEWPORTS[0])
     assert not problems, f"{view.label} with “{SENTENCE}”:\n" + "\n".join(problems)
 
@@ -200,7 +206,7 @@ def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):
 
 def test_sixteen_heads_fit_a_projector(server, browser):
     """Multi-head's grid of 16 heads shrinks its panels (an overview: no token labels) to fit a 1024 × 576 slide."""
-    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query="heads=16&d_model=64")
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], ("light",), query="heads=16&d_model=64")
     grid = next(slide for slide in slides if any(chart["name"].startswith("heatmap grid") for chart in slide["charts"]))
     assert not problems_of(grid, VIEWPORTS[0])
 
@@ -208,7 +214,7 @@ def test_sixteen_heads_fit_a_projector(server, browser):
 def test_the_first_multi_head_slide_fits_a_projector_under_the_heads_warning(server, browser):
     """Heads that do not divide the width put a warning and a button above the slide: its table of shapes then goes in
     two blocks side by side (steps.table) rather than off the bottom of a 1024 × 576 screen."""
-    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], "light", query=urlencode({"text": SENTENCE, "heads": 5}))
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], ("light",), query=urlencode({"text": SENTENCE, "heads": 5}))
     assert not problems_of(slides[0], VIEWPORTS[0])
 
 
