@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attn_ui import page
+from attn_ui import lessons, page
 
 page.setup(page.HOME)
 st.title("Attention Explorer")
@@ -30,6 +30,20 @@ st.markdown(
     "section per screen in large type, the controls move into a popover, and **→** / **←** (or a presentation "
     "clicker's PageDown / PageUp) step through. The current step is in the address, so a link opens at that step."
 )
+
+st.subheader("Lessons")
+st.markdown(
+    "A lesson walks a lecture across views, slide by slide, with the presenter's notes in *Controls*; → and ← go "
+    "from one step to the next. Build your own from any slide (*Add this slide to the lesson*) and the sidebar's "
+    "*Build a lesson*."
+)
+for name, lesson in lessons.shipped().items():
+    st.page_link(
+        "streamlit_app.py",
+        label=f"{lesson.title} ({len(lesson.steps)} steps)",
+        icon=":material/school:",
+        query_params={"lesson": name},
+    )
 
 st.subheader("Sharing what you see")
 st.markdown(

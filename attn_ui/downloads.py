@@ -35,6 +35,7 @@ class Shown:
 
     view: str
     query: dict[str, str] = field(default_factory=dict)
+    changed: dict[str, str] = field(default_factory=dict)  # the parameters away from their defaults: the view's link
     matrices: dict[str, tuple[np.ndarray, list[str], list[str]]] = field(default_factory=dict)
     charts: dict[str, Recipe] = field(default_factory=dict)
     tables: dict[str, tuple[pd.DataFrame, dict[str, Any]]] = field(default_factory=dict)
@@ -80,7 +81,7 @@ def share(params: tuple[Param, ...]) -> None:
     shown: Shown = st.session_state[SHOWN]
     values = {param.key: st.session_state.get(param.key, param.default) for param in params}
     shown.query = {param.key: param.format(values[param.key]) for param in params}
-    changed = {param.key: shown.query[param.key] for param in params if values[param.key] != param.default}
+    shown.changed = changed = {param.key: shown.query[param.key] for param in params if values[param.key] != param.default}
     base = (st.context.url or "").removesuffix(f"/{shown.view}")  # the server's address, where the browser says it
     with st.sidebar:
         st.divider()

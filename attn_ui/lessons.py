@@ -16,12 +16,13 @@ step opens, as for any link.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from attn_ui.page import VIEWS
+from attn_ui.views import VIEWS
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 
@@ -70,6 +71,11 @@ def parse(text: str) -> Lesson:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"not TOML ({error})") from None
+    return from_data(data)
+
+
+def from_data(data: dict) -> Lesson:
+    """A lesson from a lesson file's tables (a TOML file read, or a lesson built in the app)."""
     steps = data.get("steps")
     if not isinstance(data.get("title"), str) or not isinstance(steps, list) or not steps:
         raise ValueError('a lesson has a title = "…" and at least one [[steps]] with a title and a link')
@@ -91,3 +97,35 @@ def step_of(number: int, entry: object) -> Step:
     else:
         return step
     return Step(link, title, step.notes, step.exercise, problem)
+
+
+def dump(lesson: Lesson) -> str:
+    """``lesson`` as a lesson file, which ``parse`` reads back as the same lesson. Strings are written as JSON writes
+    them, which TOML reads as basic strings."""
+    lines = [f"title = {_toml(lesson.title)}"]
+    for step in lesson.steps:
+        lines += ["", "[[steps]]", f"title = {_toml(step.title)}", f"link = {_toml(step.link)}", f"notes = {_toml(step.notes)}"]
+        lines += [f"exercise = {_toml(step.exercise)}"] if step.exercise is not None else []
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    """A TOML value: a string, a number, a boolean, a list, or an inline table (an exercise)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(key)} = {_toml(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def shipped() -> dict[str, Lesson]:
+    """The lessons in lessons/ that load, by name."""
+    found = {}
+    for name, path in available().items():
+        try:
+            found[name] = load(path)
+        except ValueError:
+            continue  # a file being written, or not a lesson: its link says why when followed
+    return found

@@ -4,95 +4,31 @@ from __future__ import annotations
 
 import functools
 import gc
-import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import downloads, malloc, slide, tcp, url_state
+from attn_ui import downloads, exercises, lesson_builder, lesson_player, malloc, slide, tcp, url_state
 from attn_ui.charts import THEME_CSS
 from attn_ui.draw import mend_svg_links
+from attn_ui.inputs import escape_markdown
 from attn_ui.url_state import Param
-
-
-@dataclass(frozen=True)
-class View:
-    path: str  # relative to streamlit_app.py
-    label: str
-    icon: str
-    summary: str
-
-    @property
-    def url_path(self) -> str:
-        """The page's address under the server, as Streamlit derives it: pages/1_Pipeline.py → /Pipeline."""
-        return re.sub(r"^\d+_", "", PurePosixPath(self.path).stem)
-
-
-HOME = View("streamlit_app.py", "Home", ":material/home:", "What this app is for.")
-REAL_MODEL = View(
-    "pages/6_Real_model.py",
-    "Real model",
-    ":material/psychology:",
-    "A trained transformer (all-MiniLM-L6-v2) run by the same attention: every head of every layer, "
-    "what “it” refers to, and how a word's vector changes with its context.",
+from attn_ui.views import (  # noqa: F401 (re-exported: the views are reached through the page module)
+    COST,
+    DECODING,
+    HOME,
+    MASKING,
+    MULTI_HEAD,
+    PIPELINE,
+    POSITIONS,
+    REAL_MODEL,
+    SCALING,
+    TRAINING,
+    VIEWS,
+    View,
 )
-MULTI_HEAD = View(
-    "pages/4_Multi_head.py",
-    "Multi-head",
-    ":material/view_column:",
-    "h heads side by side: each its own W_Q, W_K, W_V of size C × C/h, their patterns, how alike they are, "
-    "and the concatenation and output projection W_O.",
-)
-COST = View(
-    "pages/5_Cost.py",
-    "Cost",
-    ":material/speed:",
-    "Time and memory against sequence length, measured live: naive attention, PyTorch's SDPA, and tiled "
-    "attention with online softmax (the FlashAttention idea).",
-)
-TRAINING = View(
-    "pages/7_Training.py",
-    "Training",
-    ":material/model_training:",
-    "One head learns a task while you watch: its pattern step by step, its loss and weights, and what dividing by "
-    "√d_k changes, measured on the same seed and batches.",
-)
-DECODING = View(
-    "pages/9_Decoding.py",
-    "Decoding",
-    ":material/edit_note:",
-    "What attention costs when a model writes: the KV cache, and MHA against GQA, MQA and MLA, in real models' bytes.",
-)
-POSITIONS = View(
-    "pages/8_Positions.py",
-    "Positions & geometry",
-    ":material/scatter_plot:",
-    "What attention cannot see without positions (shuffle the words), sinusoidal positions against RoPE, and one "
-    "head's queries and keys as points of one map.",
-)
-PIPELINE = View(
-    "pages/1_Pipeline.py",
-    "Pipeline",
-    ":material/account_tree:",
-    "Step by step from words to context vectors: X, W_Q, W_K, W_V, Q, K, V, scores, softmax, weights @ V.",
-)
-SCALING = View(
-    "pages/2_Scaling.py",
-    "Scaling",
-    ":material/thermostat:",
-    "Why divide by √d_k: softmax temperature, the variance of q·k against d_k, and how large scores saturate softmax.",
-)
-MASKING = View(
-    "pages/3_Masking.py",
-    "Masking",
-    ":material/visibility_off:",
-    "Causal, padding and custom masks: what each query may see, padded batches, fully blocked rows, −∞ vs −1e9.",
-)
-VIEWS = (PIPELINE, SCALING, MASKING, MULTI_HEAD, COST, DECODING, REAL_MODEL, TRAINING, POSITIONS)  # the sidebar's order
-
 
 ALL_SECTIONS = 0  # the section number that stands for all of them, one under the other ("slide=all" in a link)
 PRESENT = Param("present", False, url_state.on_off, url_state.format_on_off)
@@ -101,8 +37,10 @@ PRESENTER = (
     PRESENT,
     Param("slide", 1, url_state.integer_or(ALL_SECTIONS, "all", 1, 99), url_state.format_integer_or(ALL_SECTIONS, "all")),
     Param("part", 1, url_state.Integer(1, 9)),  # of the open section, in presenter mode
+    *lesson_player.PARAMS,  # the lesson being played, and its step
 )
-KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY)  # presenter mode, and the window's size, from one view to the next
+# Presenter mode, the window's size, the lesson being played and the answers to its exercises, from one view to the next
+KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY, *lesson_player.KEPT, exercises.ANSWERS)
 IGNORED = "_ignored"  # session-state key: the link's ignored values, each with its reason (url_state.restore)
 PUBLISHED = "_published"  # session-state key: the values of the view's controls at the end of the last run
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
@@ -175,6 +113,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     (whose widgets may share a key with this one's) are forgotten when the view changes.
     """
     tune_server()
+    lesson_player.follow(view.path)  # may open another view (a lesson's step), ending this run
     present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
     if type(present) is not bool:
         present = url_state.from_link(PRESENT)  # the page's layout is set before restore() reports a bad value
@@ -192,7 +131,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
         st.session_state["_view"] = view.path
     st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
     restoring = params + PRESENTER if view != HOME else params
-    ignored = url_state.restore(restoring)
+    ignored = url_state.restore(restoring) + lesson_player.unknown_parameters({param.key for param in restoring})
     # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
     # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
     if ignored:
@@ -206,6 +145,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
         if view != HOME:
             st.toggle("Presenter mode", key="present", help="One section per screen, large type; ← and → step through.")
             downloads.begin(view.url_path)
+            lesson_builder.sidebar(view.label)
         st.divider()
     slide.take_report()  # before the style: a slide is magnified for the window's size
     # One element in both modes, so that what follows keeps its place in the page when presenter mode changes.
@@ -218,6 +158,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
 
 def publish(params: tuple[Param, ...]) -> None:
     """Call last: the view's controls, and the presenter's mode and slide, written to the URL and the view's link."""
+    exercises.finish()  # a lesson step's question, asked about what the section drew
     url_state.publish(params + PRESENTER)
     downloads.share(params + PRESENTER)
     st.session_state[PUBLISHED] = _values(params + PRESENTER)
@@ -257,6 +198,9 @@ class Slides:
         last = len(sections)
         numbers = range(1, last + 1) if slide.presenting() else range(ALL_SECTIONS, last + 1)
         slide_number = st.session_state.get("slide")
+        if type(slide_number) is int and slide_number > last:  # a link's, or a lesson step's
+            beyond = f"slide = {slide_number}: this view has {last} sections"
+            st.session_state[IGNORED] = [*st.session_state.get(IGNORED, []), beyond]
         url_state.keep_in("slide", numbers, min(slide_number, last) if type(slide_number) is int and slide_number > 0 else 1)
         self.current = st.session_state["slide"]
         parts = sections[self.current - 1].parts if slide.presenting() else 1
@@ -280,6 +224,10 @@ class Slides:
         self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()
         url_state.report_ignored(st.session_state.get(IGNORED, []))
+        if slide.presenting():
+            lesson_player.problem_of_step()
+            exercises.report_score()
+            exercises.make_room()  # a lesson step's question, drawn when the section is (exercises.finish)
 
     def show(self, number: int, title: str | None = None) -> bool:
         """Whether section ``number`` (from 1) is on screen now; if so its header is drawn (``title`` may name
@@ -296,6 +244,8 @@ class Slides:
         parts = self.sections[number - 1].parts if slide.presenting() else 1
         of_parts = f" ({self.open_part}/{parts})" if parts > 1 else ""
         st.header(f"{number} · {title or self.sections[number - 1].title}{of_parts}")
+        if slide.presenting():
+            exercises.hide_until_answered()  # a lesson step's charts, until its question is answered
         return True
 
     def section_controls(self) -> DeltaGenerator:
@@ -340,20 +290,25 @@ class Slides:
 
     def _navigation(self) -> DeltaGenerator:
         """The slide's bar, and under it, out of sight, a clicker's keys and the window's size; returns the
-        controls' popover."""
+        controls' popover. While a lesson plays, the bar names it and walks its steps (attn_ui.lesson_player)."""
         order = [(number, part) for number, section in enumerate(self.sections, 1) for part in range(1, section.parts + 1)]
         step = order.index((self.current, self.open_part)) + 1
-        previous, following = order[max(step - 2, 0)], order[min(step, len(order) - 1)]
-        view = next((view.label for view in VIEWS if view.path == st.session_state.get("_view")), "")
+        view = next((view for view in VIEWS if view.path == st.session_state.get("_view")), HOME)
+        where = f"**{view.label}** · Step {step} of {len(order)} · {self.sections[self.current - 1].label}"
+        walk, previous, following = _go_to, order[max(step - 2, 0)], order[min(step, len(order) - 1)]
+        lesson, at_step = lesson_player.playing(), lesson_player.current_step()  # None, None: no lesson plays
+        if at_step:
+            step, order = at_step[0], lesson.steps
+            where = f"**{lesson.title}** · step {step} of {len(order)}"
+            walk, previous, following = lesson_player.go, (max(step - 1, 1),), (min(step + 1, len(order)),)
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key="slide_bar"):
-            section = self.sections[self.current - 1].label
-            st.markdown(f"**{view}** · Step {step} of {len(order)} · {section}", width="content")
+            st.markdown(where, width="content")
             st.button(
                 "Previous",
                 icon=":material/arrow_back:",
                 shortcut="Left",
                 key="slide_previous",
-                on_click=_go_to,
+                on_click=walk,
                 args=previous,
                 disabled=step == 1,
             )
@@ -362,15 +317,26 @@ class Slides:
                 icon=":material/arrow_forward:",
                 shortcut="Right",
                 key="slide_next",
-                on_click=_go_to,
+                on_click=walk,
                 args=following,
                 disabled=step == len(order),
                 type="primary",
             )
             controls = st.popover("Controls", icon=":material/tune:")
+        with controls:  # above the view's controls: the lesson's notes for the presenter, and the lesson's buttons
+            if at_step:
+                st.markdown(f"**Step {step}: {escape_markdown(at_step[1].title)}**")
+                st.markdown(escape_markdown(at_step[1].notes))  # the presenter's notes, shown as text
+            with st.container(horizontal=True, gap="small"):
+                title = f"{view.label}: {self.sections[self.current - 1].title}"
+                add = lesson_builder.add_this_slide
+                st.button("Add this slide to the lesson", icon=":material/add:", on_click=add, args=(title,))
+                if at_step:
+                    st.button("Leave the lesson", icon=":material/close:", on_click=lesson_player.leave)
+            st.divider()
         with st.container(key="slide_hidden"):
-            st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=_go_to, args=previous)
-            st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=_go_to, args=following)
+            st.button("Previous slide", shortcut="PageUp", key="clicker_previous", on_click=walk, args=previous)
+            st.button("Next slide", shortcut="PageDown", key="clicker_next", on_click=walk, args=following)
             slide.read_window_size()
             mend_svg_links()
         return controls

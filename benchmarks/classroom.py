@@ -446,13 +446,18 @@ def visit_problems(view: View, page: Page, client: Client) -> list[str]:
     return found
 
 
+LESSON_BUILDER = (
+    "-_draft_"  # in the widget ids of the sidebar's lesson builder (attn_ui.lesson_builder): the lesson's, not the view's
+)
+
+
 def pick(page: Page, client: Client, kind: str, rng: random.Random, number: int) -> tuple[Widget, list[WidgetState]] | None:
     """A control of the page that student ``number`` would change (of ``kind`` if the page has one), with what it may
     become."""
     usable = []
     for widget in page.widgets.values():
         held = client.held.get(widget.id)
-        if widget.element.disabled or widget.label == PRESENTER or held is None:
+        if widget.element.disabled or widget.label == PRESENTER or held is None or LESSON_BUILDER in widget.id:
             continue
         text = student_text(widget.label, held.string_value, number) if widget.group == "text" else ""
         changes = alternatives(widget, held, text)

@@ -212,18 +212,25 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
     settled = """([quietMs, timeoutMs]) => new Promise(done => {
         const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
             .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
-        const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild.getBoundingClientRect()));
-        let changed = performance.now(), quietBoxes = boxes();
+        const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild?.getBoundingClientRect() ?? null));
+        let changed = performance.now(), quietBoxes = null;
         const observer = new MutationObserver(() => { changed = performance.now(); quietBoxes = null; });
         observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
         const started = performance.now();
         const check = () => requestAnimationFrame(() => {
-            const now = performance.now(), current = boxes();
-            const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
-            if (quietBoxes === null || current !== quietBoxes) { quietBoxes = current; changed = Math.max(changed, now); }
-            if ((drawn && now - changed >= quietMs) || now - started > timeoutMs) {
+            const now = performance.now();
+            let quiet = false;
+            try {
+                const current = boxes();
+                const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
+                if (current !== quietBoxes) { quietBoxes = current; changed = Math.max(changed, now); }
+                quiet = drawn && now - changed >= quietMs;
+            } catch (error) {  // an element went while it was measured: not settled yet
+                changed = now;
+            }
+            if (quiet || now - started > timeoutMs) {
                 observer.disconnect();
-                return done(drawn && now - changed >= quietMs);
+                return done(quiet);
             }
             setTimeout(check, 50);
         });

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from attn_ui.lessons import available, load, parse
+from attn_ui.lessons import available, dump, load, parse
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, open_view, texts
 
@@ -61,3 +61,19 @@ def test_a_step_that_names_no_view_says_which_and_the_others_stay():
 def test_a_file_that_is_not_a_lesson_says_what_a_lesson_is(text, message):
     with pytest.raises(ValueError, match=message):
         parse(text)
+
+
+def test_a_lesson_written_by_dump_reads_back_as_the_same_lesson():
+    odd = parse(
+        """
+        title = "Quotes \\" and \\\\ back, “curly”, ünïcode, tab\\t"
+        [[steps]]
+        title = "Line\\nbreak"
+        link = "/Masking?slide=7&studio_a=causal"
+        notes = "<script>alert(1)</script> and [a](link)"
+        exercise = { question = "How many keys?", answer = 3, tolerance = 0.5, choices = ["a", "b"], strict = true }
+        """
+    )
+    for lesson in (odd, *(load(path) for path in SHIPPED.values())):
+        assert parse(dump(lesson)) == lesson
+    assert odd.steps[0].exercise["choices"] == ["a", "b"] and odd.title.endswith("tab\t")

@@ -249,7 +249,11 @@ def _tile_map_chart(q_blocks: int, k_blocks: int, block_q: int, block_k: int, si
     )
     return (
         # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
-        alt.Chart(**about(f"tile map: {title}", heading(title, (), title_width(title))), width=alt.Step(side / k_blocks), height=alt.Step(side / q_blocks))
+        alt.Chart(
+            **about(f"tile map: {title}", heading(title, (), title_width(title))),
+            width=alt.Step(side / k_blocks),
+            height=alt.Step(side / q_blocks),
+        )
         .mark_rect(stroke="white", strokeWidth=TILE_BORDER)
         .encode(
             x=alt.X(

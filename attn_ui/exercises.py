@@ -1,0 +1,190 @@
+"""Exercises: predict, then see. A lesson's step may ask a question about a matrix its slide draws; the slide shows the
+question in place of its charts, the student answers (a token to click or a number), and the answer is checked
+against the numbers the chart draws (the matrix the view records for its export, downloads.Shown). The reveal shows
+the charts, whether the answer was right, and a one-line reason. Answers stay in the browser tab's session; the
+lesson's last step says how many were right.
+
+An exercise, in a lesson file's step (``row`` and ``column``: a token of the matrix's rows or columns, the first of
+that name, or a position from 0, negative from the end; a token the sentence lacks falls back to the last row):
+
+    exercise = { ask = "largest", matrix = "Attention weights", row = "it" }   # which key gets the most weight
+    exercise = { ask = "count", matrix = "Attention weights", row = 4 }        # how many keys it sees (non-zero)
+    exercise = { ask = "value", matrix = "Attention weights", row = 0, column = 1, tolerance = 0.02 }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from attn_ui import lesson_player
+from attn_ui.downloads import SHOWN, Shown
+from attn_ui.inputs import escape_markdown
+
+ASKS = ("largest", "count", "value")
+ANSWERS = "_exercise_answers"  # session state, kept across views: {(lesson, step): {"given": ..., "right": bool}}
+BOX = "_exercise_box"  # session state, for this run only: where the open step's exercise is drawn
+HIDDEN = "exercise_hidden"  # the key of the container that holds the charts until the answer is given
+HIDDEN_STYLE = f"<style>.st-key-{HIDDEN} {{ display: none; }}</style>"
+DEFAULT_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    kind: str  # "token" (choose one of ``options``) or "number"
+    value: str | float
+    reason: str  # one line, shown with the reveal
+    options: tuple[str, ...] = ()
+    tolerance: float = 0.0
+
+    def accepts(self, given: str | float | None) -> bool:
+        if given is None:
+            return False
+        if self.kind == "token":
+            return given == self.value
+        return abs(float(given) - float(self.value)) <= self.tolerance
+
+
+def answer(spec: dict, matrices: dict[str, tuple[np.ndarray, list[str], list[str]]]) -> Answer:
+    """The question ``spec`` asks about the slide's ``matrices`` (name: values, row labels, column labels) and its
+    answer, from those numbers; ValueError saying what is wrong with the spec."""
+    ask = spec.get("ask")
+    if ask not in ASKS:
+        raise ValueError(f"ask = {ask!r}: expected one of {', '.join(ASKS)}")
+    wanted = str(spec.get("matrix", ""))
+    name = next((name for name in matrices if name == wanted), None) or next((n for n in matrices if n.startswith(wanted)), None)
+    if not wanted or name is None:
+        raise ValueError(f"matrix = {wanted!r} is not drawn on this slide, whose matrices are: {', '.join(matrices) or 'none'}")
+    values, rows, columns = matrices[name]
+    values = np.asarray(values, dtype=float)  # (rows, columns)
+    row = _position(spec.get("row", -1), rows)
+    cells = values[row]  # (columns,)
+    if ask == "largest":
+        best = int(np.argmax(cells))
+        runner_up = int(np.argsort(cells)[-2]) if len(cells) > 1 else best
+        reason = f"“{columns[best]}” has the largest value in the row of “{rows[row]}”: {cells[best]:.3g}" + (
+            f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
+        )
+        question = f"In “{name}”, which column has the largest value in the row of “{rows[row]}”?"
+        if name.lower().endswith("weights") or "weights" in name.lower():
+            question = f"Which key does “{rows[row]}” attend to most?"
+        return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns)))
+    if ask == "count":
+        seen = [columns[j] for j in np.flatnonzero(cells)]
+        reason = f"The row of “{rows[row]}” has {len(seen)} non-zero entries: " + ", ".join(f"“{t}”" for t in seen) + "."
+        question = f"How many keys does “{rows[row]}” see (how many entries of its row in “{name}” are not zero)?"
+        return Answer(question, "number", float(len(seen)), reason, tolerance=0.0)
+    column = _position(spec.get("column", 0), columns)
+    tolerance = float(spec.get("tolerance", DEFAULT_TOLERANCE))
+    value = float(cells[column])
+    question = (
+        f"In “{name}”, what is the value in the row of “{rows[row]}” and the column of “{columns[column]}” (±{tolerance:g})?"
+    )
+    return Answer(
+        question, "number", value, f"The cell of “{rows[row]}” and “{columns[column]}” holds {value:.4g}.", tolerance=tolerance
+    )
+
+
+def _position(where: int | str, labels: list[str]) -> int:
+    """A row's or column's position: a label (its first occurrence; the last position if absent) or a position."""
+    if isinstance(where, str):
+        return labels.index(where) if where in labels else len(labels) - 1
+    if not -len(labels) <= int(where) < len(labels):
+        return len(labels) - 1
+    return int(where) % len(labels)
+
+
+def pending() -> tuple[tuple[str, int], dict] | None:
+    """The exercise of the lesson's step on screen, by its key (lesson, step), or None."""
+    found = lesson_player.current_step()
+    if found is None or not found[1].exercise:
+        return None
+    return (st.session_state.get("lesson", ""), found[0]), found[1].exercise
+
+
+def make_room() -> None:
+    """Among the notes above a slide's section (page.Slides), whose height the slide leaves its charts, while a
+    lesson's step with an exercise is on screen: the place of the question, and of the reveal."""
+    if pending() is not None:
+        st.session_state[BOX] = st.container()
+
+
+def hide_until_answered() -> None:
+    """Where the open section begins (page.Slides.show): until the question is answered, a container that keeps the
+    section's charts out of sight; the rest of the run draws into it."""
+    found = pending()
+    if found is not None and found[0] not in st.session_state.get(ANSWERS, {}):
+        st.html(HIDDEN_STYLE)
+        st.container(key=HIDDEN).__enter__()
+
+
+def finish() -> None:
+    """At the end of the run (page.publish), when the section is drawn: the question and its answer's widget, or the
+    reveal, in the place make_room kept."""
+    box: DeltaGenerator | None = st.session_state.pop(BOX, None)
+    found = pending()
+    if box is None or found is None:
+        return
+    key, spec = found
+    shown: Shown = st.session_state[SHOWN]
+    try:
+        expected = answer(spec, shown.matrices)
+    except ValueError as problem:
+        with box:
+            st.warning(f"Step {key[1]}'s exercise cannot be asked: {problem}. The slide is shown as it is.")
+        st.html(f"<style>.st-key-{HIDDEN} {{ display: block; }}</style>")
+        return
+    given = st.session_state.get(ANSWERS, {}).get(key)
+    with box:
+        st.markdown(f"**Exercise.** {escape_markdown(expected.question)}")
+        if given is None:
+            with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+                if expected.kind == "token":
+                    st.pills("Your answer", expected.options, key="_exercise_given", label_visibility="collapsed")
+                else:
+                    st.number_input(
+                        "Your answer", key="_exercise_given", value=None, step=1.0 if expected.tolerance == 0 else 0.01
+                    )
+                st.button("Check", type="primary", key="_exercise_check", on_click=_check, args=(key, spec))
+        else:
+            verdict = "Right." if given["right"] else f"Not quite: you answered {_shown_value(given['given'])}."
+            (st.success if given["right"] else st.error)(escape_markdown(f"{verdict} {expected.reason}"))
+
+
+def _shown_value(value: str | float | None) -> str:
+    if value is None:
+        return "nothing"
+    return f"“{value}”" if isinstance(value, str) else f"{value:g}"
+
+
+def _check(key: tuple[str, int], spec: dict) -> None:
+    """In a callback: the answer given, checked against the numbers of the slide as last drawn."""
+    expected = answer(spec, st.session_state[SHOWN].matrices)
+    given = st.session_state.get("_exercise_given")
+    if given is None:
+        return  # nothing chosen yet: the question stays
+    st.session_state.setdefault(ANSWERS, {})[key] = {"given": given, "right": expected.accepts(given)}
+
+
+def report_score() -> None:
+    """On a lesson's last step: how many of its exercises were answered right."""
+    found, counted = lesson_player.current_step(), score()
+    if found and counted and found[0] == len(lesson_player.playing().steps):
+        st.info(f"Exercises of this lesson: {counted[0]} of {counted[1]} answered right.")
+
+
+def score() -> tuple[int, int] | None:
+    """How many of the lesson's exercises were answered right, and how many it has; None when it has none."""
+    lesson = lesson_player.playing()
+    if lesson is None:
+        return None
+    numbers = [number for number, step in enumerate(lesson.steps, 1) if step.exercise]
+    if not numbers:
+        return None
+    answers = st.session_state.get(ANSWERS, {})
+    name = st.session_state.get("lesson", "")
+    return sum(bool(answers.get((name, number), {}).get("right")) for number in numbers), len(numbers)

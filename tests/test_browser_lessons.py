@@ -1,0 +1,79 @@
+"""The shipped lessons in a real browser: every step fits a 1024 × 576 projector and a full-HD screen, and the
+keyboard's → and ← walk a lesson from one view to the next."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from attn_ui.lessons import available, load
+from tests.browser_support import browser, exception_texts, rerun, server, settle_layout, skip_without_browser, visit
+from tests.test_browser_slides import FULL_HD, SLIDE, VIEWPORTS, problems_of
+
+skip_without_browser()
+__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+
+def bar_step(page) -> tuple[int, int]:
+    """The lesson's step on screen and its number of steps, as the slide's bar says them."""
+    found = re.search(r"step (\d+) of (\d+)", page.locator(".st-key-slide_bar").inner_text())
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
+def press_and_wait(page, key: str, step: int) -> None:
+    """Press ``key`` on the slide and wait until the lesson's step ``step`` is on screen and drawn."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "([step]) => /step (\\d+) of/.exec(document.querySelector('.st-key-slide_bar')?.innerText || '')?.[1] == step",
+        arg=[step],
+        timeout=90_000,
+    )
+    page.wait_for_selector(IDLE, timeout=90_000)
+    settle_layout(page)
+
+
+def answer_and_check(page) -> None:
+    """Answer the step's exercise (its first token, or 1) and press Check: the charts are revealed."""
+    choices = page.locator(".st-key-_exercise_given button")
+    if choices.count():
+        choices.first.click()
+    else:
+        page.locator(".st-key-_exercise_given input").fill("1")
+        page.locator(".st-key-_exercise_given input").press("Enter")
+    page.wait_for_selector(IDLE, timeout=90_000)
+    with rerun(page):
+        page.get_by_role("button", name="Check").click()
+    page.locator(".st-key-slide_notes [data-testid='stAlertContainer']").first.wait_for(timeout=30_000)
+    settle_layout(page)
+    assert page.locator("[data-testid='stVegaLiteChart']").count() > 0  # the charts, revealed
+
+
+@pytest.mark.parametrize("viewport", [VIEWPORTS[0], FULL_HD], ids=lambda size: "x".join(map(str, size)))
+@pytest.mark.parametrize("name", sorted(available()))
+def test_every_step_of_a_lesson_fits_the_screen_and_the_keyboard_walks_it(server, browser, name, viewport):
+    lesson = load(available()[name])
+    page = visit(browser, f"{server}/?lesson={name}", viewport=viewport)
+    try:
+        page.wait_for_function("() => document.querySelector('.st-key-slide_bar')", timeout=90_000)
+        page.wait_for_selector(IDLE, timeout=90_000)
+        settle_layout(page)
+        problems, views = [], []
+        for number in range(1, len(lesson.steps) + 1):
+            if number > 1:
+                press_and_wait(page, "ArrowRight", number)
+            assert bar_step(page) == (number, len(lesson.steps))
+            views.append(page.url.split("?")[0].rsplit("/", 1)[1])
+            slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
+            problems += [
+                f"step {number} ({lesson.steps[number - 1].title}): {problem}" for problem in problems_of(slide, viewport)
+            ]
+        assert views == [step.view for step in lesson.steps]  # each step on its own view's page
+        press_and_wait(page, "ArrowLeft", len(lesson.steps) - 1)  # back across views too
+        assert page.url.split("?")[0].endswith("/" + lesson.steps[-2].view)
+        assert not problems, f"{lesson.title} at {viewport}:\n" + "\n".join(problems)
+    finally:
+        page.close()
