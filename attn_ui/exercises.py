@@ -10,26 +10,33 @@ that name, or a position from 0, negative from the end; a token the sentence lac
     exercise = { ask = "largest", matrix = "Attention weights", row = "it" }   # which key gets the most weight
     exercise = { ask = "count", matrix = "Attention weights", row = 4 }        # how many keys it sees (non-zero)
     exercise = { ask = "value", matrix = "Attention weights", row = 0, column = 1, tolerance = 0.02 }
+    exercise = { ask = "ratio", matrix = "Measured variance", row = "q·k (unscaled)", column = "16", to = "64" }
+
+A line chart's series are the rows of a matrix named as the chart, its x values (as written, "64") the columns; a
+bar chart is one row. ``question`` replaces the question asked (the answer stays the one its ``ask`` computes);
+``tolerance`` is absolute for a value, relative for a ratio (0.1: within 10%).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import lesson_player
+from attn_ui.charts import bars, lines
 from attn_ui.downloads import SHOWN, Shown
 from attn_ui.inputs import escape_markdown
 
-ASKS = ("largest", "count", "value")
 ANSWERS = "_exercise_answers"  # session state, kept across views: {(lesson, step): {"given": ..., "right": bool}}
 BOX = "_exercise_box"  # session state, for this run only: where the open step's exercise is drawn
 HIDDEN = "exercise_hidden"  # the key of the container that holds the charts until the answer is given
 HIDDEN_STYLE = f"<style>.st-key-{HIDDEN} {{ display: none; }}</style>"
-DEFAULT_TOLERANCE = 0.01
+SHOWN_STYLE = f"<style>.st-key-{HIDDEN} {{ display: block; }}</style>"  # after HIDDEN_STYLE, where the question cannot be asked
+DEFAULT_TOLERANCE = 0.01  # of a value
+DEFAULT_RELATIVE = 0.1  # of a ratio
 
 
 @dataclass(frozen=True)
@@ -49,44 +56,79 @@ class Answer:
         return abs(float(given) - float(self.value)) <= self.tolerance
 
 
-def answer(spec: dict, matrices: dict[str, tuple[np.ndarray, list[str], list[str]]]) -> Answer:
+Matrices = dict[str, tuple[np.ndarray, list[str], list[str]]]  # name: values (rows, columns), row labels, column labels
+
+
+def slide_matrices(shown: Shown) -> Matrices:
+    """The numbers the slide's charts draw, as matrices by name: those the view records, then each line chart's
+    series (a row each, a column per x) and each bar chart's bars (one row), by the chart's name."""
+    found = dict(shown.matrices)
+    for name, (builder, args, options) in shown.charts.items():
+        if builder is lines:
+            x, measured = args[0], args[1]
+            found.setdefault(
+                name, (np.stack([np.asarray(v, dtype=float) for v in measured.values()]), list(measured), [f"{v:g}" for v in x])
+            )
+        elif builder is bars:
+            values, labels = args[0], args[1]
+            found.setdefault(name, (np.asarray(values, dtype=float)[None, :], [options.get("value_title", name)], list(labels)))
+    return found
+
+
+def answer(spec: dict, matrices: Matrices) -> Answer:
     """The question ``spec`` asks about the slide's ``matrices`` (name: values, row labels, column labels) and its
     answer, from those numbers; ValueError saying what is wrong with the spec."""
     ask = spec.get("ask")
-    if ask not in ASKS:
-        raise ValueError(f"ask = {ask!r}: expected one of {', '.join(ASKS)}")
+    if ask not in ASKED:
+        raise ValueError(f"ask = {ask!r}: expected one of {', '.join(ASKED)}")
     wanted = str(spec.get("matrix", ""))
     name = next((name for name in matrices if name == wanted), None) or next((n for n in matrices if n.startswith(wanted)), None)
     if not wanted or name is None:
         raise ValueError(f"matrix = {wanted!r} is not drawn on this slide, whose matrices are: {', '.join(matrices) or 'none'}")
     values, rows, columns = matrices[name]
-    values = np.asarray(values, dtype=float)  # (rows, columns)
     row = _position(spec.get("row", -1), rows)
-    cells = values[row]  # (columns,)
-    if ask == "largest":
-        best = int(np.argmax(cells))
-        runner_up = int(np.argsort(cells)[-2]) if len(cells) > 1 else best
-        reason = f"“{columns[best]}” has the largest value in the row of “{rows[row]}”: {cells[best]:.3g}" + (
-            f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
-        )
-        question = f"In “{name}”, which column has the largest value in the row of “{rows[row]}”?"
-        if name.lower().endswith("weights") or "weights" in name.lower():
-            question = f"Which key does “{rows[row]}” attend to most?"
-        return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns)))
-    if ask == "count":
-        seen = [columns[j] for j in np.flatnonzero(cells)]
-        reason = f"The row of “{rows[row]}” has {len(seen)} non-zero entries: " + ", ".join(f"“{t}”" for t in seen) + "."
-        question = f"How many keys does “{rows[row]}” see (how many entries of its row in “{name}” are not zero)?"
-        return Answer(question, "number", float(len(seen)), reason, tolerance=0.0)
-    column = _position(spec.get("column", 0), columns)
-    tolerance = float(spec.get("tolerance", DEFAULT_TOLERANCE))
+    cells = np.asarray(values, dtype=float)[row]  # (columns,)
+    asked = ASKED[ask](spec, name, rows[row], columns, cells)
+    return replace(asked, question=str(spec["question"])) if spec.get("question") else asked
+
+
+def _largest(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+    best = int(np.argmax(cells))
+    runner_up = int(np.argsort(cells)[-2]) if len(cells) > 1 else best
+    reason = f"“{columns[best]}” has the largest value in the row of “{row}”: {cells[best]:.3g}" + (
+        f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
+    )
+    question = f"In “{name}”, which column has the largest value in the row of “{row}”?"
+    if "weights" in name.lower():
+        question = f"Which key does “{row}” attend to most?"
+    return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns)))
+
+
+def _count(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+    seen = [columns[j] for j in np.flatnonzero(cells)]
+    reason = f"The row of “{row}” has {len(seen)} non-zero entries: " + ", ".join(f"“{token}”" for token in seen) + "."
+    question = f"How many keys does “{row}” see (how many entries of its row in “{name}” are not zero)?"
+    return Answer(question, "number", float(len(seen)), reason)
+
+
+def _value(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+    column, tolerance = _position(spec.get("column", 0), columns), float(spec.get("tolerance", DEFAULT_TOLERANCE))
     value = float(cells[column])
-    question = (
-        f"In “{name}”, what is the value in the row of “{rows[row]}” and the column of “{columns[column]}” (±{tolerance:g})?"
-    )
+    question = f"In “{name}”, what is the value in the row of “{row}” and the column of “{columns[column]}” (±{tolerance:g})?"
     return Answer(
-        question, "number", value, f"The cell of “{rows[row]}” and “{columns[column]}” holds {value:.4g}.", tolerance=tolerance
+        question, "number", value, f"The cell of “{row}” and “{columns[column]}” holds {value:.4g}.", tolerance=tolerance
     )
+
+
+def _ratio(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+    start, end = _position(spec.get("column", 0), columns), _position(spec.get("to", -1), columns)
+    ratio, relative = float(cells[end] / cells[start]), float(spec.get("tolerance", DEFAULT_RELATIVE))
+    question = f"In “{name}”, from {columns[start]} to {columns[end]}: by what factor does “{row}” grow (±{relative:.0%})?"
+    reason = f"“{row}” goes from {cells[start]:.4g} to {cells[end]:.4g}: {ratio:.3g} times."
+    return Answer(question, "number", ratio, reason, tolerance=abs(ratio) * relative)
+
+
+ASKED = {"largest": _largest, "count": _count, "value": _value, "ratio": _ratio}
 
 
 def _position(where: int | str, labels: list[str]) -> int:
@@ -132,11 +174,11 @@ def finish() -> None:
     key, spec = found
     shown: Shown = st.session_state[SHOWN]
     try:
-        expected = answer(spec, shown.matrices)
+        expected = answer(spec, slide_matrices(shown))
     except ValueError as problem:
         with box:
             st.warning(f"Step {key[1]}'s exercise cannot be asked: {problem}. The slide is shown as it is.")
-        st.html(f"<style>.st-key-{HIDDEN} {{ display: block; }}</style>")
+        st.html(SHOWN_STYLE)
         return
     given = st.session_state.get(ANSWERS, {}).get(key)
     with box:
@@ -163,7 +205,7 @@ def _shown_value(value: str | float | None) -> str:
 
 def _check(key: tuple[str, int], spec: dict) -> None:
     """In a callback: the answer given, checked against the numbers of the slide as last drawn."""
-    expected = answer(spec, st.session_state[SHOWN].matrices)
+    expected = answer(spec, slide_matrices(st.session_state[SHOWN]))
     given = st.session_state.get("_exercise_given")
     if given is None:
         return  # nothing chosen yet: the question stays

@@ -17,6 +17,7 @@ from attn_ui.lessons import Lesson, dump, from_data, parse
 
 DRAFT = lesson_player.DRAFT
 UPLOAD = "_lesson_upload"  # the uploader's key
+BUILDER = "_lesson_builder"  # the expander's key
 NOT_IN_A_STEP = ("present", "lesson", "lesson_step")  # how a step is shown is the lesson's business, not its link's
 FILE_NAME = "lesson.toml"
 
@@ -41,33 +42,40 @@ def from_lesson(lesson: Lesson) -> dict:
 
 
 def sidebar(view_label: str) -> None:
-    """The sidebar's *Build a lesson*: open a file, add this view, edit and order the steps, play, download."""
+    """The sidebar's *Build a lesson*: open a file, add this view, edit and order the steps, play, download. Its
+    fields are drawn only while it is open: a view's redraw does not pay for them."""
     lesson = draft()
-    with st.expander(f"Build a lesson ({len(lesson['steps'])} steps)", icon=":material/school:"):
-        st.file_uploader("Open a lesson file", type=["toml"], key=UPLOAD, on_change=_open_upload)
-        if "_lesson_upload_problem" in st.session_state:
-            st.error(st.session_state["_lesson_upload_problem"])
-        _field("_draft_title", lesson, "title", st.text_input, "Lesson title")
-        for number, step in enumerate(lesson["steps"], 1):
-            st.markdown(f"**Step {number}** · {escape_markdown(step['link'])}")
-            _field(f"_draft_step_title_{number}", step, "title", st.text_input, "Title", label_visibility="collapsed")
-            _field(f"_draft_step_notes_{number}", step, "notes", st.text_area, "What to say", height=68)
-            with st.container(horizontal=True, gap="small"):
-                last = number == len(lesson["steps"])
-                st.button("Up", key=f"_draft_up_{number}", on_click=_move, args=(number, -1), disabled=number == 1)
-                st.button("Down", key=f"_draft_down_{number}", on_click=_move, args=(number, 1), disabled=last)
-                st.button("Remove", key=f"_draft_remove_{number}", on_click=_remove, args=(number,))
-        st.button("Add this view to the lesson", icon=":material/add:", on_click=add_this_slide, args=(view_label,))
-        if lesson["steps"]:
-            st.button("Play the lesson", icon=":material/play_arrow:", on_click=play)
-            st.download_button(
-                "Download the lesson",
-                data=dump(from_data(lesson)),
-                file_name=FILE_NAME,
-                mime="application/toml",
-                on_click="ignore",
-                icon=":material/download:",
-            )
+    label = f"Build a lesson ({len(lesson['steps'])} steps)"
+    with st.expander(label, icon=":material/school:", key=BUILDER, on_change="rerun") as builder:
+        if builder.open:
+            _fields(lesson, view_label)
+
+
+def _fields(lesson: dict, view_label: str) -> None:
+    st.file_uploader("Open a lesson file", type=["toml"], key=UPLOAD, on_change=_open_upload)
+    if "_lesson_upload_problem" in st.session_state:
+        st.error(st.session_state["_lesson_upload_problem"])
+    _field("_draft_title", lesson, "title", st.text_input, "Lesson title")
+    for number, step in enumerate(lesson["steps"], 1):
+        st.markdown(f"**Step {number}** · {escape_markdown(step['link'])}")
+        _field(f"_draft_step_title_{number}", step, "title", st.text_input, "Title", label_visibility="collapsed")
+        _field(f"_draft_step_notes_{number}", step, "notes", st.text_area, "What to say", height=68)
+        with st.container(horizontal=True, gap="small"):
+            last = number == len(lesson["steps"])
+            st.button("Up", key=f"_draft_up_{number}", on_click=_move, args=(number, -1), disabled=number == 1)
+            st.button("Down", key=f"_draft_down_{number}", on_click=_move, args=(number, 1), disabled=last)
+            st.button("Remove", key=f"_draft_remove_{number}", on_click=_remove, args=(number,))
+    st.button("Add this view to the lesson", icon=":material/add:", on_click=add_this_slide, args=(view_label,))
+    if lesson["steps"]:
+        st.button("Play the lesson", icon=":material/play_arrow:", on_click=play)
+        st.download_button(
+            "Download the lesson",
+            data=dump(from_data(lesson)),
+            file_name=FILE_NAME,
+            mime="application/toml",
+            on_click="ignore",
+            icon=":material/download:",
+        )
 
 
 def play() -> None:

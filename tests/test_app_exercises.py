@@ -7,11 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attn_core import embed_tokens, multi_head_attention, multi_head_projections, sinusoidal
+from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.masks import causal_mask, document_lengths, document_mask, global_local_mask
+from attn_core.scaling import D_K_VALUES, dot_product_variance, softmax_saturation
 from attn_core.text import tokenize
 from attn_core.walkthrough import build_walkthrough
 from attn_ui.exercises import HIDDEN_STYLE, answer
 from attn_ui.lessons import available, load
+from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, open_view, texts
 
 LECTURE, MASKS = "self-attention-in-one-lecture", "masks-of-todays-models"
@@ -21,14 +25,20 @@ SENTENCES = [
     "Ünïcode café 東京 <b>bold</b> & friends",
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen",
 ]
-STEP = {"pipeline value": 4, "pipeline largest": 5}
+STEP = {"pipeline value": 4, "pipeline largest": 5, "variance ratio": 7, "largest weight": 8, "one head": 12}
+SEEDS = [0, 1, 7, 12345]  # the Scaling view's random vectors: the step's own, and three others
 
 
-def open_step(lesson: str, number: int, text: str | None = None):
-    """Step ``number`` of a shipped lesson by its own link (``text``: another sentence in it)."""
+def open_step(lesson: str, number: int, text: str | None = None, more: dict | None = None):
+    """Step ``number`` of a shipped lesson by its own link (``text``: another sentence in it; ``more``: other values)."""
     step = load(available()[lesson]).steps[number - 1]
-    view = {"Pipeline": "pages/1_Pipeline.py", "Masking": "pages/3_Masking.py"}[step.view]
-    query = step.query | {"present": "on", "lesson": lesson, "lesson_step": str(number)} | ({"text": text} if text else {})
+    view = {view.url_path: view.path for view in VIEWS}[step.view]
+    query = (
+        step.query
+        | {"present": "on", "lesson": lesson, "lesson_step": str(number)}
+        | (more or {})
+        | ({"text": text} if text else {})
+    )
     at = open_view(view, **query)
     assert_clean(at)
     return at
@@ -82,6 +92,34 @@ def test_a_scaled_score_is_the_engines_to_a_hundredth(text):
     assert verdict(give(open_step(LECTURE, STEP["pipeline value"], text), exact + 0.05)).startswith("Not quite")
 
 
+@pytest.mark.parametrize("text", SENTENCES, ids=["example", "it", "unicode", "sixteen words"])
+def test_where_it_looks_in_one_head_is_the_engines_argmax(text):
+    """Multi-head, head 1 of 4 (C = 32): the key “it” attends to most (the last token where the sentence has no “it”)."""
+    tokens = tokenize(text) if text else tokenize(COREFERENCE_SENTENCES[0])
+    x = embed_tokens(tokens, 32, 0) + sinusoidal(len(tokens), 32)  # (T, C)
+    weights = multi_head_attention(x, *multi_head_projections(32, 0), 4).heads.weights  # (h, T, T)
+    row = tokens.index("it") if "it" in tokens else len(tokens) - 1
+    best = tokens[int(weights[1, row].argmax())]
+    at = open_step(LECTURE, STEP["one head"], text)
+    assert hidden(at) and f"Which key does “{tokens[row]}” attend to most?" in " ".join(m.value for m in at.markdown)
+    assert verdict(give(at, best)).startswith("Right.")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_variance_growth_and_the_largest_weight_are_the_engines(seed):
+    """Scaling: the measured Var(q·k) from d_k = 16 to 64 (about 4), and the unscaled largest weight at d_k = 512."""
+    variance, saturation = dot_product_variance(seed), softmax_saturation(seed)
+    at_16, at_64, at_512 = (D_K_VALUES.index(d_k) for d_k in (16, 64, 512))
+    ratio = float(variance.unscaled[at_64] / variance.unscaled[at_16])
+    largest = float(saturation.unscaled.max_weight[at_512])
+    assert 3 < ratio < 5.5 and largest > 0.5
+    seeded = {"seed": str(seed)}
+    assert verdict(give(open_step(LECTURE, STEP["variance ratio"], more=seeded), round(ratio, 2))).startswith("Right.")
+    assert verdict(give(open_step(LECTURE, STEP["variance ratio"], more=seeded), ratio * 1.2)).startswith("Not quite")
+    assert verdict(give(open_step(LECTURE, STEP["largest weight"], more=seeded), round(largest, 2))).startswith("Right.")
+    assert verdict(give(open_step(LECTURE, STEP["largest weight"], more=seeded), largest - 0.1)).startswith("Not quite")
+
+
 @pytest.mark.parametrize("t", [7, 6, 12])
 def test_how_many_keys_a_token_sees_under_the_masks_of_todays_models(t):
     """The masks lesson's three counts (causal, packed documents 3, 3, 1, global + local w = 3 with one global token)
@@ -120,8 +158,12 @@ def test_a_question_is_computed_from_the_matrix_it_names():
     assert count.value == 2 and count.accepts(2) and not count.accepts(3) and "“a”, “b”" in count.reason
     value = answer({"ask": "value", "matrix": "Attention weights", "row": 1, "column": -1, "tolerance": 0.05}, matrices)
     assert value.value == pytest.approx(0.7) and value.accepts(0.74) and not value.accepts(0.76)
+    ratio = answer(
+        {"ask": "ratio", "matrix": "Attention weights", "row": 1, "column": 0, "to": "it", "question": "Why?"}, matrices
+    )
+    assert ratio.value == pytest.approx(7) and ratio.accepts(7.6) and not ratio.accepts(7.8) and ratio.question == "Why?"
     for spec, message in [
-        ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, count, value"),
+        ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, count, value, ratio"),
         ({"ask": "count", "matrix": "Scores"}, "is not drawn on this slide, whose matrices are: Attention weights"),
     ]:
         with pytest.raises(ValueError, match=message):

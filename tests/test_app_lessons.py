@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from attn_ui import lessons
+from attn_ui.lesson_builder import BUILDER
 from attn_ui.lesson_player import DRAFT
 from attn_ui.lessons import available, from_data, load, parse
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, open_view, texts
+from tests.conftest import assert_clean, open_all, open_view, texts
 
 PAGES = {view.url_path: view.path for view in VIEWS}
 SHIPPED = available()
@@ -135,6 +136,11 @@ link = "/Masking?slide=3&mask=causal"
     assert_at_step(at, lesson, 4)
 
 
+def builder(at):
+    """The sidebar's Build a lesson, opened (its fields are made when it opens; AppTest closes it after a click)."""
+    return open_all(at, "expander", BUILDER)
+
+
 @pytest.fixture
 def downloads(monkeypatch):
     """The bytes of a download button, by its label: read from the media storage the app's runs put them in."""
@@ -161,13 +167,13 @@ def test_a_lesson_built_in_the_app_plays_and_downloads_and_uploads_as_the_same_l
     click_label(at, "Add this slide to the lesson")
     at.switch_page("pages/4_Multi_head.py").run()  # the draft goes from one view to the next (AppTest keeps slide=2)
     click_label(at, "Add this slide to the lesson")
-    click_label(at, "Add this view to the lesson")  # the sidebar's button: the view as it is
+    click_label(builder(at), "Add this view to the lesson")  # the view as it is
     links = [step["link"] for step in at.session_state[DRAFT]["steps"]]
     assert links == ["/Masking?mask=both&slide=2", "/Multi_head?slide=2", "/Multi_head?slide=2"]
-    click_label(at, "Remove", number=3)
-    click_label(at, "Up", number=2)  # Multi-head first
-    at.text_input(key="_draft_title").input("Two views").run()
-    at.text_area(key="_draft_step_notes_2").input("Say: <b>both</b> masks at once").run()
+    click_label(builder(at), "Remove", number=3)
+    click_label(builder(at), "Up", number=2)  # Multi-head first
+    builder(at).text_input(key="_draft_title").input("Two views").run()
+    builder(at).text_area(key="_draft_step_notes_2").input("Say: <b>both</b> masks at once").run()
     assert_clean(at)
     built = parse(downloads(at, "Download the lesson").decode())
     assert built.title == "Two views" and [step.link for step in built.steps] == [
@@ -176,10 +182,10 @@ def test_a_lesson_built_in_the_app_plays_and_downloads_and_uploads_as_the_same_l
     ]
     assert built.steps[1].notes == "Say: <b>both</b> masks at once" and built.steps[1].title == "Masking: Generation step by step"
 
-    again = open_view("pages/1_Pipeline.py")  # another tab: the file opened by uploading it
+    again = builder(open_view("pages/1_Pipeline.py"))  # another tab: the file opened by uploading it
     again.get("file_uploader")[0].set_value(("two-views.toml", downloads(at, "Download the lesson"), "application/toml")).run()
     assert from_data(again.session_state[DRAFT]) == built
-    click_label(again, "Play the lesson")
+    click_label(builder(again), "Play the lesson")
     assert_at_step(again, built, 1)
     click(again, "slide_next")
     assert_at_step(again, built, 2)
@@ -188,7 +194,7 @@ def test_a_lesson_built_in_the_app_plays_and_downloads_and_uploads_as_the_same_l
 
 
 def test_a_file_that_is_not_a_lesson_is_refused_with_its_reason():
-    at = open_view("pages/1_Pipeline.py")
+    at = builder(open_view("pages/1_Pipeline.py"))
     at.get("file_uploader")[0].set_value(("notes.toml", b"title = ", "application/toml")).run()
     assert_clean(at)
     assert any("notes.toml is not a lesson file: not TOML" in text for text in texts(at, "error"))
