@@ -34,6 +34,7 @@ import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
+import attn_core.sweep
 from attn_core import tokenize
 from attn_ui.inputs import MARKDOWN_SPECIALS, escape_markdown
 from attn_ui.page import PRESENTER, SECTION_PICKER, VIEWS
@@ -392,6 +393,13 @@ def check(at, typed: set[str], caplog) -> None:
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Walks.
+
+
+@pytest.fixture(autouse=True)
+def short_measurements(monkeypatch):
+    """A press of Measure (Cost, Decoding) stops after 2 s, not after the views' default 20: a walk checks what a press
+    does to the page, whose code is the same, not how long the machine measures."""
+    monkeypatch.setattr(attn_core.sweep, "DEFAULT_TIME_BUDGET", 2.0)
 
 
 def walk_seed(view: str, walk: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,23 @@ def test_coreference_summary_reads_the_head_average():
     attention[1, ..., 0] = 0.52  # the preference moves by +0.02 only
     attention[1, ..., 1] = 0.1
     assert "barely moves (+0.020)" in Coreference(("a", "b"), "it", ("animal", "street"), attention).summary()
+
+
+def test_a_hub_that_refuses_the_connection_is_known_at_once_and_a_proxy_is_trusted(monkeypatch):
+    """huggingface_hub retries a refused connection for about 20 s; one connection tells the same at once."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # nobody listens: connections are refused
+    port = closed.getsockname()[1]
+    try:
+        for name in files.PROXY_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        assert f"cannot connect to 127.0.0.1:{port}" in files.unreachable(f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+        assert files.unreachable(f"http://127.0.0.1:{port}") is None  # the proxy's to reach
+    finally:
+        closed.close()
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        monkeypatch.delenv("HTTPS_PROXY")
+        assert files.unreachable(f"http://127.0.0.1:{listening.getsockname()[1]}") is None

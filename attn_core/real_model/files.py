@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 ENV_VAR = "ATTN_MODEL_DIR"
@@ -31,6 +33,7 @@ REQUIRED_FILES = ("config.json", "tokenizer.json", WEIGHTS_FILE)
 # Seconds to wait for the hub to answer a file's metadata request; each read of the download has
 # huggingface_hub's own limit (HF_HUB_DOWNLOAD_TIMEOUT, 10 s by default). A hub that cannot be reached fails fast.
 HUB_TIMEOUT_S = 10.0
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 INSTALL_HELP = (
     f"To use the real model ({MODEL_NAME}, about 90 MB), do one of these, then try again:\n"
@@ -63,14 +66,21 @@ def package_dir() -> Path | None:
 
 
 def download_from_hub() -> Path:
-    """Fetch REQUIRED_FILES at the pinned revision into the hub cache; the folder holding them. A file already in
-    the cache is not fetched again: the revision is a commit, so its files never change."""
+    """Fetch REQUIRED_FILES at the pinned revision into the hub cache; the folder holding them. Files already in the
+    cache are not fetched again (the revision is a commit, so its files never change), and a hub that refuses the
+    connection, or whose name does not resolve, is reported at once rather than after huggingface_hub's retries."""
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
     except ImportError as error:
         raise ModelUnavailableError(f"The model is not installed and huggingface_hub is missing.\n\n{INSTALL_HELP}") from error
+    cached = [try_to_load_from_cache(HUB_REPO, name, revision=HUB_REVISION) for name in REQUIRED_FILES]
+    if all(isinstance(path, str) for path in cached):
+        return Path(cached[0]).parent
     endpoint = os.environ.get("HF_ENDPOINT")  # read now, not when huggingface_hub was imported
     try:
+        problem = None if constants.HF_HUB_OFFLINE else unreachable(endpoint or constants.ENDPOINT)
+        if problem:
+            raise ConnectionError(problem)
         paths = [
             Path(hf_hub_download(HUB_REPO, name, revision=HUB_REVISION, endpoint=endpoint, etag_timeout=HUB_TIMEOUT_S))
             for name in REQUIRED_FILES
@@ -80,6 +90,20 @@ def download_from_hub() -> Path:
             f"The model is not installed, and downloading it from the hub failed: {error}\n\n{INSTALL_HELP}"
         ) from error
     return paths[0].parent
+
+
+def unreachable(endpoint: str) -> str | None:
+    """Why one connection to ``endpoint``'s host fails (refused, no such host, no network), or None where it opens.
+    Behind a proxy the host is the proxy's to reach: not checked."""
+    if any(os.environ.get(name) for name in PROXY_VARIABLES):
+        return None
+    url = urlsplit(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=HUB_TIMEOUT_S).close()
+    except OSError as error:
+        return f"cannot connect to {url.hostname}:{port} ({error})"
+    return None
 
 
 def model_dir() -> Path:
