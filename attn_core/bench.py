@@ -27,6 +27,7 @@ from attn_core.device import available_devices, cpu_model
 from attn_core.masks import Mask
 from attn_core.sweep import (
     DEFAULT_LENGTHS,
+    DEFAULT_METHODS,
     DEFAULT_TIME_BUDGET,
     DEFAULT_WINDOW,
     MASK_FORMS,
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--masks", nargs="+", default=[], help=f"masks to run each method under: {MASK_FORMS}")
     parser.add_argument("--device", default="cpu", help=f"one of {', '.join(available_devices())}")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
     parser.add_argument("--memory-gib", type=float, default=0.0, help="memory budget; default 2 GiB on CPU, half the free GPU's")
     parser.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET, help="seconds")
     parser.add_argument("--json", action="store_true", help="print one JSON record per point")

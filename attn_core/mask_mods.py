@@ -95,17 +95,21 @@ def prefix_lm(prefix: int = 3) -> MaskMod:
     return or_masks(causal(), lambda b, h, q_idx, kv_idx: (q_idx < prefix) & (kv_idx < prefix))
 
 
-def segment(index: Tensor, ends: Tensor) -> Tensor:
-    """The segment a token index falls in, the segments ending (exclusive) at ``ends`` (n,): 0 before ends[0], 1
-    before ends[1], …, n after the last. Arithmetic rather than a lookup table, so it holds at any length; ``ends`` is
-    made once, outside the mask_mod (a tensor made inside it does not compile)."""
-    return (index.unsqueeze(-1) >= ends.to(index.device)).sum(-1)  # index's shape
+def segment(index: Tensor, ends: tuple[int, ...]) -> Tensor:
+    """The segment a token index falls in, the segments ending (exclusive) at ``ends``: 0 before ends[0], 1 before
+    ends[1], …, n after the last. Arithmetic rather than a lookup table, so it holds at any length, and one comparison
+    with a whole number per segment: no reduction and no tensor made outside the mask_mod, which Inductor compiles
+    into FlexAttention's kernel whatever the shapes it has seen before."""
+    found = torch.zeros_like(index)
+    for end in ends:
+        found = found + (index >= end)
+    return found  # index's shape
 
 
 def documents(lengths: tuple[int, ...] = (3, 3, 2)) -> MaskMod:
     """M_ij = [doc(i) = doc(j)]: documents of ``lengths`` packed into one sequence, each seeing all of itself and
     nothing of the others (a packed encoder batch); tokens after the last document form one more."""
-    ends = torch.tensor(list(accumulate(lengths)))  # (documents,)
+    ends = tuple(accumulate(lengths))  # each document's end
     return lambda b, h, q_idx, kv_idx: segment(q_idx, ends) == segment(kv_idx, ends)
 
 
@@ -118,7 +122,7 @@ def shared_prefix(prefix: int = 2, continuations: tuple[int, ...] = (3, 3)) -> M
     """M_ij = [j ≤ i] ∧ ([j < P] ∨ [seg(i) = seg(j)]): one prompt of ``prefix`` tokens followed by several
     continuations of ``continuations`` tokens, each seeing the prompt and itself, not the others (several samples,
     or a preference pair, scored in one pass)."""
-    ends = torch.tensor(list(accumulate(continuations, initial=prefix)))  # (1 + continuations,): the prompt's end first
+    ends = tuple(accumulate(continuations, initial=prefix))  # the prompt's end, then each continuation's
     return and_masks(causal(), lambda b, h, q_idx, kv_idx: (kv_idx < prefix) | (segment(q_idx, ends) == segment(kv_idx, ends)))
 
 

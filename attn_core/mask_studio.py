@@ -123,8 +123,11 @@ MASK_CODE = {
     "block_causal": "kv_idx // {block} <= q_idx // {block}",
 }
 SEGMENT_CODE = '''def segment(index, ends):
-    """The segment a token index falls in, the segments ending (exclusive) at ends (a tensor made outside the mask)."""
-    return (index.unsqueeze(-1) >= ends).sum(-1)
+    """The segment a token index falls in, the segments ending (exclusive) at ends: one comparison each, which compiles."""
+    found = torch.zeros_like(index)
+    for end in ends:
+        found = found + (index >= end)
+    return found
 '''
 # Each score modification's tables (made with torch, as attn_core.mask_mods makes them) and body.
 SCORE_CODE = {
@@ -142,7 +145,7 @@ SCORE_CODE = {
 
 
 def mask_code(term: Term, ends_name: str) -> tuple[str, str]:
-    """A term's constants (its segments' ends as a tensor named ``ends_name``, where it has segments) and the body of
+    """A term's constants (its segments' ends as a tuple named ``ends_name``, where it has segments) and the body of
     its mask_mod."""
     sizes = term.arguments(GALLERY)
     ends = None
@@ -150,7 +153,7 @@ def mask_code(term: Term, ends_name: str) -> tuple[str, str]:
         ends = list(accumulate(sizes["lengths"]))
     if "continuations" in sizes:
         ends = list(accumulate(sizes["continuations"], initial=sizes["prefix"]))
-    constants = "" if ends is None else f"{ends_name} = torch.tensor({ends})"
+    constants = "" if ends is None else f"{ends_name} = {tuple(ends)}"
     return constants, MASK_CODE[term.name].format(**sizes, ends=ends_name)
 
 

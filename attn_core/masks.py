@@ -109,8 +109,13 @@ def document_mask(lengths: list[int], t: int) -> Tensor:
     """
     if min(lengths, default=1) < 1 or sum(lengths) > t:
         raise ValueError(f"document lengths must be at least 1 and add up to at most {t}, not {lengths}")
+    return at_length(documents_mod(lengths), t)
+
+
+def documents_mod(lengths: Sequence[int]) -> MaskMod:
+    """document_mask's mask_mod: the causal documents of ``lengths``, the tokens after them seeing nothing."""
     real = sum(lengths)
-    return at_length(and_masks(mask_mods.causal_documents(tuple(lengths)), lambda b, h, q_idx, kv_idx: q_idx < real), t)
+    return and_masks(mask_mods.causal_documents(tuple(lengths)), lambda b, h, q_idx, kv_idx: q_idx < real)
 
 
 def prefix_lm_mask(prefix: int, t: int) -> Tensor:
@@ -159,12 +164,12 @@ def document_lengths(sizes: Sequence[int], t: int) -> list[int]:
 
 @dataclass(frozen=True)
 class MaskKind:
-    """A kind of mask: its name on screen, its formula, its sizes and how to build it at a length."""
+    """A kind of mask: its name on screen, its formula, its sizes and its mask_mod at a length."""
 
     label: str
     formula: str  # LaTeX: M_ij, True where query i may attend to key j
     sizes: dict[str, int]  # its sizes' names in its link text, in their order, each with its least value: {"W": 1, "G": 0}
-    build: Callable[..., Tensor]  # (t, *sizes) -> the (t, t) boolean mask, sizes past t cut to t
+    mask_mod: Callable[..., MaskMod]  # (t, *sizes) -> its mask_mod at length t, sizes past t cut to t
     hides_padding: bool = False  # on a padded batch, the [PAD] keys and queries are hidden as well: (B, t, t)
     lengths: bool = False  # in place of its one size, the lengths of two or more documents ("documents:3:3:10")
 
@@ -176,40 +181,48 @@ class MaskKind:
 
 
 KINDS = {
-    "none": MaskKind("None", r"M_{ij} = 1", sizes={}, build=full_mask),
-    "causal": MaskKind("Causal (look-ahead)", r"M_{ij} = [\,j \le i\,]", sizes={}, build=causal_mask),
+    "none": MaskKind("None", r"M_{ij} = 1", sizes={}, mask_mod=lambda t: mask_mods.full()),
+    "causal": MaskKind("Causal (look-ahead)", r"M_{ij} = [\,j \le i\,]", sizes={}, mask_mod=lambda t: mask_mods.causal()),
     # a padded batch's masks (M_bij, for sentence b of real length n_b)
     "padding": MaskKind(
-        "Padding", r"M_{bij} = [\,i < n_b\,] \wedge [\,j < n_b\,]", sizes={}, build=full_mask, hides_padding=True
+        "Padding",
+        r"M_{bij} = [\,i < n_b\,] \wedge [\,j < n_b\,]",
+        sizes={},
+        mask_mod=lambda t: mask_mods.full(),
+        hides_padding=True,
     ),
     "both": MaskKind(
         "Causal and padding",
         r"M_{bij} = [\,j \le i\,] \wedge [\,i < n_b\,] \wedge [\,j < n_b\,]",
         sizes={},
-        build=causal_mask,
+        mask_mod=lambda t: mask_mods.causal(),
         hides_padding=True,
     ),
     "window": MaskKind(
-        "Sliding window (local)", r"M_{ij} = [\,i - w < j \le i\,]", sizes={"W": 1}, build=window_mask, hides_padding=True
+        "Sliding window (local)",
+        r"M_{ij} = [\,i - w < j \le i\,]",
+        sizes={"W": 1},
+        mask_mod=lambda t, window: mask_mods.sliding_window(window),
+        hides_padding=True,
     ),
     "documents": MaskKind(
         "Packed documents",
         r"M_{ij} = [\,\mathrm{doc}(i) = \mathrm{doc}(j)\,] \wedge [\,j \le i\,]",
         sizes={"K": 1},
-        build=lambda t, *sizes: document_mask(document_lengths(sizes, t), t),
+        mask_mod=lambda t, *sizes: documents_mod(document_lengths(sizes, t)),
         lengths=True,
     ),
     "prefix": MaskKind(
         "Prefix LM",
         r"M_{ij} = [\,j \le i\,] \vee [\,i < P \wedge j < P\,]",
         sizes={"P": 0},
-        build=lambda t, prefix: prefix_lm_mask(min(prefix, t), t),
+        mask_mod=lambda t, prefix: mask_mods.prefix_lm(min(prefix, t)),
     ),
     "global": MaskKind(
         "Global + local",
         r"M_{ij} = [\,i - w < j \le i\,] \vee [\,i < G\,] \vee [\,j < G\,]",
         sizes={"W": 1, "G": 0},
-        build=lambda t, window, n_global: global_local_mask(t, window, min(n_global, t)),
+        mask_mod=lambda t, window, n_global: mask_mods.global_local(window, min(n_global, t)),
     ),
 }
 MODEL_MASKS = ("documents", "prefix", "global")  # the masks of today's models
@@ -265,11 +278,15 @@ class Mask:
     def formula(self) -> str:
         return KINDS[self.kind].formula
 
+    def mask_mod(self, t: int) -> MaskMod:
+        """Its mask_mod at length ``t`` (FlexAttention's form; sizes past t cut to t)."""
+        return KINDS[self.kind].mask_mod(t, *self.sizes)
+
     def boolean(self, t: int, lengths: list[int] | None = None, device: Device = None) -> Tensor:
         """M at length ``t``, True where query i may attend to key j: (t, t); (B, t, t) for a padded batch of real
         lengths ``lengths`` under a kind that hides padding (padding, both, window). Sizes past t are cut to t."""
         kind = KINDS[self.kind]
-        mask = kind.build(t, *self.sizes)  # (t, t)
+        mask = at_length(self.mask_mod(t), t)  # (t, t)
         if lengths is not None and kind.hides_padding:
             mask = mask & query_key_padding_mask(lengths, t)  # (B, t, t)
         return mask.to(device)

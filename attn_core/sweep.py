@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention import SDPBackend
 
+from attn_core import flex
 from attn_core.accounting import attention_flops, naive_working_bytes, score_matrix_bytes, tiled_working_bytes, visible_pairs
 from attn_core.attention import naive_attention
 from attn_core.device import DEFAULT_THREADS, available_devices, resolve_device
@@ -63,7 +64,8 @@ from attn_core.timing import (
     time_interleaved,
 )
 
-METHODS = ("naive", "sdpa", "tiled")
+METHODS = ("naive", "sdpa", "tiled", "flex")
+DEFAULT_METHODS = METHODS[:3]  # FlexAttention on request: its first call of each mask and shape compiles (attn_core.flex)
 MATMUL = "matmul"  # the reference run's name
 CPU_MEMORY_BUDGET = 2 * GIB
 CUDA_BUDGET_FRACTION = 0.5  # of the GPU memory free when the sweep is set up
@@ -72,6 +74,7 @@ DEFAULT_LENGTHS = (256, 512, 1024, 2048)
 DEFAULT_WINDOW = 256  # keys per query of the Cost view's window mask: one key block of the tiled attention
 CUDA_SCRATCH = 8 * MIB  # allowance for the workspace of SDPA's CUDA kernels
 MATMUL_SCRATCH = 64 * MIB  # the matmul reference's largest block of scores
+BLOCK_MASK_BYTES_PER_PAIR = 11  # what FlexAttention's create_block_mask takes to make a block mask: 10.0 measured
 
 
 def default_memory_budget(device: str) -> int:
@@ -119,7 +122,7 @@ class Settings:
     device: str = "cpu"
     lengths: tuple[int, ...] = DEFAULT_LENGTHS
     repeats: int = 5
-    methods: tuple[str, ...] = METHODS
+    methods: tuple[str, ...] = DEFAULT_METHODS
     memory_budget: int = 0  # bytes; 0: default_memory_budget(device)
     time_budget: float = DEFAULT_TIME_BUDGET  # seconds
     masks: tuple[str, ...] = ()  # Masks' link texts, every method runs under each; (): ("causal",) or ("none",) by ``causal``
@@ -135,6 +138,8 @@ class Settings:
             raise ValueError("batch, heads, head size, repeats and every length must be at least 1")
         if not self.methods or not set(self.methods) <= set(METHODS):
             raise ValueError(f"methods must be some of {', '.join(METHODS)}")
+        if "flex" in self.methods and flex.unavailable(self.device):
+            raise ValueError(f"flex is unavailable: {flex.unavailable(self.device)}")
         if self.time_budget <= 0 or self.memory_budget < 0:
             raise ValueError("the time budget must be positive and the memory budget not negative")
         for text in self.masks:
@@ -176,10 +181,15 @@ class Settings:
             return naive_working_bytes(*sizes, causal or model, matrices=matrices) + sdpa_copy
         if method == "tiled":
             return tiled_working_bytes(*sizes, causal or model, mask=model, plan=self.tiles) + model * t * t
-        # Fused kernels: the output, a float32 log-sum-exp per row, and scratch. The CPU flash kernel gives each
-        # thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output (and a reduced copy of the tile).
-        scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
+        # Fused kernels: the output and a float32 log-sum-exp per row. FlexAttention's CPU kernel held three outputs'
+        # worth at its peak (measured: B = 1 and 2, H = 8 and 16, T = 256 to 4,096); before its calls, making its block
+        # mask (create_block_mask, which evaluates the mask_mod at every pair) took 10 bytes a (query, key) pair.
         output = math.prod(self.shape(t)) * self.torch_dtype.itemsize + self.batch * self.heads * t * 4
+        if method == "flex":
+            return max(3 * output + (CUDA_SCRATCH if self.device == "cuda" else MIB), BLOCK_MASK_BYTES_PER_PAIR * t * t)
+        # SDPA's CPU flash kernel gives each thread a float32 tile of up to 256 queries × 512 keys and a 256 × d output
+        # (and a reduced copy of the tile).
+        scratch = CUDA_SCRATCH if self.device == "cuda" else DEFAULT_THREADS * 256 * (512 + self.d_head + 2) * 6
         return output + scratch + sdpa_masked * t * t + sdpa_copy
 
 
@@ -202,6 +212,7 @@ class Point:
     estimate_mib: float  # Settings.working_bytes, what the memory budget was checked with
     matrix_mib: float  # one (B, H, T, T) score matrix
     max_diff: float  # largest |output - SDPA's output| under the same mask
+    compile_s: float = 0.0  # FlexAttention: its first call (which compiles) less a later one; 0 for the others
 
     @property
     def iqr_pct(self) -> float:
@@ -279,7 +290,9 @@ def runner(
         if window is not None:
             mask = window_mask(q.shape[-2], window, k.shape[-2], q.device)  # (Tq, Tk)
         return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)
-    return lambda: tiled_attention(q, k, v, causal=causal, window=window, mask=mask, plan=tiles)
+    if method == "tiled":
+        return lambda: tiled_attention(q, k, v, causal=causal, window=window, mask=mask, plan=tiles)
+    raise ValueError(f"{method} runs under a Mask (attn_core.flex.runner), not a boolean one")
 
 
 def matmul_block(rows: int, t_q: int, t_k: int, itemsize: int) -> int:
@@ -323,11 +336,13 @@ def measure_length(
     applied = {mask: Mask.parse(mask) for _, mask in runs}
     models = {mask: given_mask(applied[mask], t, device) for mask in applied}  # (T, T) each, or None: made once a mask
     calls = {
-        (method, mask): runner(method, q, k, v, *method_arguments(applied[mask]), models[mask], settings.tiles)
+        (method, mask): flex.runner(q, k, v, applied[mask])
+        if method == "flex"
+        else runner(method, q, k, v, *method_arguments(applied[mask]), models[mask], settings.tiles)
         for method, mask in runs
     }
     calls[MATMUL, "none"] = matmul_reference(q, k, v)
-    backends, max_diff, warm_up = {}, {}, {}
+    backends, max_diff, warm_up, compile_s = {}, {}, {}, {}
     for mask in applied:
         allowed = sdpa_mask(applied[mask], t, device)  # (T, T) or None
         is_causal = applied[mask].kind == "causal"
@@ -338,6 +353,9 @@ def measure_length(
                 started = time.perf_counter()
                 max_diff[method, mask] = float((calls[method, mask]() - reference).abs().max())
                 warm_up[method, mask] = time.perf_counter() - started
+                if method == "flex":  # that call compiled: the next one is the kernel's time
+                    first, warm_up[method, mask] = warm_up[method, mask], seconds(calls[method, mask], device)
+                    compile_s[method, mask] = max(0.0, first - warm_up[method, mask])
         del reference, allowed
     warm_up[MATMUL, "none"] = seconds(calls[MATMUL, "none"], device)
     numbers = {key: calls_per_sample(warm_up[key]) for key in calls}
@@ -365,6 +383,7 @@ def measure_length(
                 settings.working_bytes(method, t, backends[mask], mask) / MIB,
                 score_matrix_bytes(settings.batch, settings.heads, t, settings.torch_dtype) / MIB,
                 max_diff[method, mask],
+                compile_s.get((method, mask), 0.0),
             )
         )
     return points

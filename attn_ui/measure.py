@@ -282,6 +282,34 @@ def dense_ratios(points: list[Point], spec: str) -> str:
     )
 
 
+def fastest(points: list[Point]) -> str:
+    """Which method was fastest at each length under each mask measured (lengths in a row with the same winner
+    joined), and FlexAttention's compile times, apart from its timed calls."""
+    lines = []
+    for mask in dict.fromkeys(point.mask for point in points):
+        best: dict[int, Point] = {}
+        for point in points:
+            if point.mask == mask and (point.T not in best or point.median_ms < best[point.T].median_ms):
+                best[point.T] = point
+        spans: list[list[int]] = []
+        for t in sorted(best):
+            if spans and best[spans[-1][0]].method == best[t].method:
+                spans[-1].append(t)
+            else:
+                spans.append([t])
+        said = "; ".join(f"**{best[span[0]].method}** at T = {_lengths(span)}" for span in spans)
+        lines.append(f"Fastest here{f' under {mask}' if len(best) and mask != 'none' else ''}: {said}.")
+    compiled = [point for point in points if point.method == "flex"]
+    if compiled:
+        times = ", ".join(f"{point.compile_s:.1f} s (T = {point.T:,}, {point.mask})" for point in compiled)
+        lines.append(f"FlexAttention compiled on the first call of each mask and length, not counted in its times: {times}.")
+    return "\n\n".join(lines)
+
+
+def _lengths(lengths: list[int]) -> str:
+    return f"{lengths[0]:,}" if len(lengths) == 1 else f"{lengths[0]:,} … {lengths[-1]:,}"
+
+
 def keep_results(sources: dict[str, list[Point]], reference: Reference, measured: Measured | None) -> None:
     """Every point drawn, for the view's bundle (Results.csv), with the settings and the machine each source was
     measured with."""

@@ -37,7 +37,13 @@ SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to
     ("presenter-positions.png", "/Positions?present=on&slide=4&map=real", (1920, 1080), "light", None),
     ("presenter-sinks.png", "/Real_model?present=on&slide=7", (1920, 1080), "dark", None),
     ("presenter-decoding.png", "/Decoding?present=on&slide=4", (1920, 1080), "light", None),
-    ("presenter-exercise.png", "/Multi_head?present=on&slide=5&part=2&head=1&lesson=self-attention-in-one-lecture&lesson_step=12", (1024, 576), "light", None),
+    (
+        "presenter-exercise.png",
+        "/Multi_head?present=on&slide=5&part=2&head=1&lesson=self-attention-in-one-lecture&lesson_step=12",
+        (1024, 576),
+        "light",
+        None,
+    ),
     ("presenter-studio.png", "/Masking?present=on&slide=7&studio_score=alibi&studio_t=16", (1920, 1080), "dark", None),
 )
 TRAINED = "/Training"  # its default settings are trained once, before the shots: a link to them then shows the run

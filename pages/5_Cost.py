@@ -3,17 +3,26 @@
 import pandas as pd
 import streamlit as st
 
-from attn_core import available_devices, tuning
+from attn_core import available_devices, flex, tuning
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_core.online_softmax import online_softmax_walk, random_row
-from attn_core.sweep import DEFAULT_TIME_BUDGET, DEFAULT_WINDOW, SWEEP_MASKS, Settings, default_memory_budget, plan
+from attn_core.sweep import (
+    DEFAULT_METHODS,
+    DEFAULT_TIME_BUDGET,
+    DEFAULT_WINDOW,
+    SWEEP_MASKS,
+    Settings,
+    default_memory_budget,
+    plan,
+)
 from attn_core.timing import DTYPES, GIB, supported_dtypes
 from attn_ui import page, url_state
 from attn_ui.charts import LINE_HEIGHT, LINE_WIDTH, series_lines
 from attn_ui.measure import (
     MEASURE,
     dense_ratios,
+    fastest,
     keep_results,
     long_context_rows,
     point_tables,
@@ -48,6 +57,7 @@ PARAMS = url_state.Params(
     Param("batch", 1, url_state.Integer(1, 16)),
     Param("repeats", 3, url_state.Integer(1, 20)),
     Param("time_budget", DEFAULT_TIME_BUDGET, url_state.Number(0.01, 300.0), url_state.format_number),
+    Param("flex", False, url_state.on_off, url_state.format_on_off),
     Param("walk_t", 12, url_state.Integer(2, 32)),
     Param("walk_block", 4, url_state.Integer(1, 32)),
 )
@@ -100,6 +110,12 @@ with slides.controls:
         help="Points whose estimated memory passes it are refused before the sweep.",
     )
     time_budget = PARAMS.time_budget.number_input("Time budget (s)")
+    st.toggle(
+        "FlexAttention too (compiled)",
+        key="flex",
+        help="PyTorch's FlexAttention, compiled by torch.compile on its first call of each mask and length (seconds "
+        "to tens of seconds on a CPU, reported apart from its times).",
+    )
     run_pressed = st.button(MEASURE, key="run", type="primary")
 
 dtype = values.dtype
@@ -116,6 +132,9 @@ sizes = {
     "global": (values.window, values.global_tokens),
 }
 mask = Mask(kind, sizes.get(kind, ()))
+flex_missing = flex.unavailable(device) if values.flex else None
+if flex_missing:
+    st.warning(f"FlexAttention is unavailable on this server: {flex_missing}. The other methods are measured.")
 settings = Settings(
     batch=batch,
     heads=values.heads,
@@ -124,6 +143,7 @@ settings = Settings(
     causal=kind == "causal",
     masks=("none", mask.format()) if kind in MODEL_MASKS else (mask.format(),),  # a model's mask beside no mask (dense)
     device=device,
+    methods=DEFAULT_METHODS + (("flex",) if values.flex and not flex_missing else ()),
     lengths=lengths,
     repeats=repeats,
     memory_budget=max(1, int(memory_gib * GIB)),
@@ -160,6 +180,8 @@ if slides.show(1):
         sources["this server"] = list(measured.points)
         if kind in MODEL_MASKS:
             st.markdown(dense_ratios(measured.points, mask.format()))
+        if not presenting():  # a slide keeps its room for the charts
+            st.markdown(fastest(list(measured.points)))
     if not sources:
         st.info(f"No reference results for this mask: press **{MEASURE}** to measure it here, beside no mask (dense).")
     else:

@@ -21,7 +21,7 @@ from attn_core.sweep import TABLE_COLUMNS, Settings, plan
 from attn_core.tiled import UNTUNED, TilePlan, Tiles
 from attn_core.timing import GIB, format_bytes, supported_dtypes
 from attn_ui import measure
-from attn_ui.measure import MEASURE
+from attn_ui.measure import LAST_SWEEP, MEASURE
 from tests.conftest import assert_clean, chart_frames, open_all, open_view, texts
 
 COST = "pages/5_Cost.py"
@@ -414,3 +414,25 @@ def test_the_first_sweep_on_a_machine_tunes_the_tiled_blocks_once(tmp_path, monk
         assert len(tunings) == 1
     finally:
         tuning.tuned.cache_clear()
+
+
+def test_flexattention_is_measured_as_a_fourth_method_and_the_page_says_which_was_fastest():
+    at = swept_view(flex="on", T_max="256", mask="causal", repeats="1")
+    assert_clean(at)
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256] for method in (*METHODS, "flex")}
+    measured = at.session_state[LAST_SWEEP].points
+    assert all(p.max_diff < 1e-5 and p.compile_s > 0 for p in measured if p.method == "flex")
+    said = " ".join(texts(at, "markdown"))
+    assert "FlexAttention compiled on the first call of each mask and length, not counted in its times: " in said
+    fastest_at_256 = min((p for p in measured if p.T == 256), key=lambda p: p.median_ms).method
+    assert "Fastest here under causal: " in said and f"**{fastest_at_256}** at T = " in said
+
+
+def test_flexattention_where_it_cannot_compile_says_why_and_the_rest_is_measured(monkeypatch):
+    from attn_core import flex
+
+    monkeypatch.setattr(flex, "unavailable", lambda device: "torch.compile needs a C++ compiler (g++ or clang++)")
+    at = swept_view(flex="on", T_max="256", repeats="1")
+    assert_clean(at)
+    assert any("FlexAttention is unavailable on this server: torch.compile needs a C++" in text for text in texts(at, "warning"))
+    assert lengths_by_method(time_chart(at)) == {method: [128, 256] for method in METHODS}

@@ -13,7 +13,7 @@ import torch
 from attn_core.bench import REFERENCE_COMMAND, REFERENCE_FILE, REFERENCE_SETTINGS, main, reference_results
 from attn_core.masks import Mask
 from attn_core.sweep import (
-    METHODS,
+    DEFAULT_METHODS,
     SWEEP_MASKS,
     TABLE_COLUMNS,
     Point,
@@ -49,7 +49,7 @@ def test_json_has_a_record_per_method_and_length():
     done = bench("--json", "--T", "64", "128", "--repeats", "2")
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert sorted((r["method"], r["T"]) for r in records) == sorted((m, t) for m in METHODS for t in (64, 128))
+    assert sorted((r["method"], r["T"]) for r in records) == sorted((m, t) for m in DEFAULT_METHODS for t in (64, 128))
     for record in records:
         assert set(RECORD_FIELDS) <= set(record) and record["mask"] == "none"
         assert 0 < record["min_ms"] <= record["median_ms"] and record["iqr_ms"] >= 0 and record["peak_mib"] > 0
@@ -190,7 +190,9 @@ def test_reference_results_load_with_their_machine():
     assert {("naive", "none"), ("sdpa", "none"), ("tiled", "none"), ("tiled", "causal")} <= runs
     assert any(p.method == "tiled" and p.mask.startswith("window:") for p in reference.points)
     # every mask of the Cost view's menu, by every method: the view draws a reference for each
-    assert {(p.method, p.mask) for p in reference.points} == {(m, mask) for m in METHODS for mask in REFERENCE_SETTINGS.masks}
+    assert {(p.method, p.mask) for p in reference.points} == {
+        (m, mask) for m in DEFAULT_METHODS for mask in REFERENCE_SETTINGS.masks
+    }
     assert {p.T for p in reference.points} == {128, 256, 512, 1024, 2048, 4096}
     assert all(p.median_ms >= p.min_ms > 0 and 0 < p.pct_of_matmul <= 100 for p in reference.points)
 
@@ -260,7 +262,7 @@ def test_sweep_events_in_order():
     events = list(sweep(Settings(lengths=(32, 64), repeats=1, memory_budget=GIB)))
     assert isinstance(events[0], Progress) and events[0].done == 0
     points = [e for e in events if isinstance(e, Point)]
-    assert [(p.method, p.T) for p in points] == [(m, t) for t in (32, 64) for m in METHODS]
+    assert [(p.method, p.T) for p in points] == [(m, t) for t in (32, 64) for m in DEFAULT_METHODS]
     assert isinstance(events[-1], Progress) and events[-1].done == 1
     assert not any(isinstance(e, Stopped | Skipped) for e in events)
 
@@ -296,3 +298,26 @@ def test_format_bytes():
     assert format_bytes(1536) == "1.5 KiB"
     assert format_bytes(12) == "12 B"
     assert format_bytes(3 * 2**40) == "3.0 TiB"
+
+
+def test_flexattention_compiled_is_a_fourth_method_with_its_compile_time_apart():
+    """Under no mask, causal and a model's mask (packed documents), compiled FlexAttention gives SDPA's output; its
+    first call, which compiles, is reported apart from the timed ones."""
+    settings = Settings(lengths=(200,), repeats=1, methods=("sdpa", "flex"), masks=("none", "causal", "documents:3"))
+    points = [event for event in sweep(settings) if isinstance(event, Point)]
+    flex_points = {point.mask: point for point in points if point.method == "flex"}
+    assert set(flex_points) == {"none", "causal", "documents:3"}
+    for point in flex_points.values():
+        assert point.max_diff < 1e-5 and point.median_ms > 0
+        assert point.compile_s > 0.1 > point.median_ms / 1000  # compiling takes far longer than a call
+    assert all(point.compile_s == 0 for point in points if point.method == "sdpa")
+    assert settings.working_bytes("flex", 200, mask="causal") < settings.working_bytes("naive", 200, mask="causal")
+
+
+def test_flexattention_is_refused_with_its_reason_where_it_cannot_compile(monkeypatch):
+    from attn_core import flex
+
+    monkeypatch.setattr(flex, "unavailable", lambda device: "torch.compile needs a C++ compiler (g++ or clang++)")
+    with pytest.raises(ValueError, match="flex is unavailable: torch.compile needs a C\\+\\+ compiler"):
+        Settings(methods=("sdpa", "flex"))
+    assert Settings().methods == ("naive", "sdpa", "tiled")  # the default does not compile

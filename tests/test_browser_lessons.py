@@ -19,7 +19,7 @@ IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 def bar_step(page) -> tuple[int, int]:
     """The lesson's step on screen and its number of steps, as the slide's bar says them."""
-    found = re.search(r"step (\d+) of (\d+)", page.locator(".st-key-slide_bar").inner_text())
+    found = re.search(r"step (\d+) of (\d+)", page.locator(".st-key-slide_bar").inner_text(timeout=90_000))
     return (int(found[1]), int(found[2])) if found else (0, 0)
 
 

@@ -134,6 +134,34 @@ def test_block_counts_are_what_create_block_mask_reports(name, t):
     assert block_counts(mask_mod, t, block=128) == (blocks - partial - full, partial, full)
 
 
+@pytest.mark.parametrize("t", [200, 333])  # no multiple of FlexAttention's block of 128
+def test_every_gallery_mask_and_score_modification_equals_flex_attention_compiled(t):
+    """One compile a length: head h runs gallery mask h (12 heads, 12 masks) and score modification h mod 4, so that
+    every mask and every score modification is checked against the dense reference, and every score modification
+    under three masks."""
+    masks, scores = [factory() for factory in GALLERY.values()], [factory() for factory in SCORE_MODS.values()]
+
+    def mask_of_head(b, h, q_idx, kv_idx):
+        chosen = masks[0](b, h, q_idx, kv_idx)
+        for number, mask_mod in enumerate(masks[1:], 1):
+            chosen = torch.where(h == number, mask_mod(b, h, q_idx, kv_idx), chosen)
+        return chosen
+
+    def score_of_head(score, b, h, q_idx, kv_idx):
+        chosen = scores[0](score, b, h, q_idx, kv_idx)
+        for number, score_mod in enumerate(scores[1:], 1):
+            chosen = torch.where(h % len(scores) == number, score_mod(score, b, h, q_idx, kv_idx), chosen)
+        return chosen
+
+    torch.manual_seed(t)
+    q, k, v = torch.randn(3, 1, len(masks), t, 16).unbind(0)  # (B, H, T, d) each
+    block_mask = flex.create_block_mask(mask_of_head, None, len(masks), t, t, device="cpu", BLOCK_SIZE=128)
+    compiled = torch.compile(flex.flex_attention, dynamic=False)(q, k, v, score_mod=score_of_head, block_mask=block_mask)
+    dense = attend_mod(q, k, v, mask_of_head, score_of_head)  # (B, H, T, d)
+    worst = (dense - compiled).abs().amax(dim=(0, 2, 3))  # (H,): each mask's largest difference
+    assert (worst <= 1e-5).all(), dict(zip(GALLERY, worst.tolist(), strict=True))
+
+
 def test_attend_mod_equals_flex_attention_compiled_on_this_cpu():
     """torch.compile's fused flex_attention (one compile, some seconds) at a length that is no multiple of its block
     size, under a composition of gallery masks and a score modification: the dense reference's numbers."""

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from attn_core import (
     causal_mask,
     document_mask,
+    flex,
     global_local_mask,
     prefix_lm_mask,
     query_key_padding_mask,
@@ -18,6 +19,7 @@ from attn_core import (
 )
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_core.sweep import (
+    DEFAULT_METHODS,
     METHODS,
     SWEEP_MASKS,
     Settings,
@@ -169,7 +171,7 @@ def test_a_sweep_runs_every_method_under_a_model_mask_against_sdpa():
 
 
 @pytest.mark.parametrize("t", [512, 2048])
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", DEFAULT_METHODS)
 def test_memory_estimate_under_a_model_mask_covers_the_measured_peak(method, t):
     """With a boolean mask: naive negates it, SDPA makes a float copy of it, tiled classifies its tiles (three T × T
     booleans, which pass its tiles' memory at long T) and masks a tile of every head of a chunk."""
@@ -179,6 +181,18 @@ def test_memory_estimate_under_a_model_mask_covers_the_measured_peak(method, t):
     call = runner(method, q, k, v, mask=documents)
     measured = peak_bytes(call, torch.device("cpu"))
     estimate = settings.working_bytes(method, t, sdpa_backend(q, k, v, False, documents))
+    assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
+
+
+@pytest.mark.parametrize("t", [512, 2048])
+def test_flexattentions_memory_estimate_covers_its_block_mask_and_its_calls(t):
+    """Making the block mask evaluates the mask_mod at every pair (T² of temporaries); a call holds a few outputs."""
+    settings = Settings(lengths=(t,), masks=("documents:4",), methods=("flex",))
+    q, k, v = (torch.randn(settings.shape(t)) for _ in range(3))
+    made = peak_bytes(lambda: flex.runner(q, k, v, Mask.parse("documents:4")), torch.device("cpu"))
+    call = flex.runner(q, k, v, Mask.parse("documents:4"))
+    measured = max(made, peak_bytes(call, torch.device("cpu")))
+    estimate = settings.working_bytes("flex", t)
     assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
 
 
