@@ -13,7 +13,7 @@ from attn_core.masks import causal_mask, document_lengths, document_mask, global
 from attn_core.scaling import D_K_VALUES, dot_product_variance, softmax_saturation
 from attn_core.text import tokenize
 from attn_core.walkthrough import build_walkthrough
-from attn_ui.exercises import HIDDEN_STYLE, answer
+from attn_ui.exercises import HIDDEN_STYLE, answer, slide_matrices
 from attn_ui.lessons import available, load
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, open_view, texts
@@ -168,3 +168,27 @@ def test_a_question_is_computed_from_the_matrix_it_names():
     ]:
         with pytest.raises(ValueError, match=message):
             answer(spec, matrices)
+
+
+SHIPPED_EXERCISES = [
+    (name, number) for name, path in available().items() for number, step in enumerate(load(path).steps, 1) if step.exercise
+]
+
+
+@pytest.mark.parametrize("text", SENTENCES, ids=["example", "it", "unicode", "sixteen words"])
+@pytest.mark.parametrize("lesson, number", SHIPPED_EXERCISES, ids=lambda value: str(value))
+def test_every_shipped_exercise_asks_before_the_charts_and_accepts_what_they_draw(lesson, number, text):
+    """Each exercise of the shipped lessons, on its step's example and on three other sentences: asked with the charts
+    out of sight, its answer the one the slide's own numbers give (slide_matrices), a wrong one marked wrong."""
+    step = load(available()[lesson]).steps[number - 1]
+    typed = text if "text" in step.query or step.view in ("Pipeline", "Masking", "Multi_head") else None
+    at = open_step(lesson, number, typed)
+    assert hidden(at)
+    expected = answer(step.exercise, slide_matrices(at.session_state["_shown"]))
+    wrong = (
+        next(o for o in expected.options if o != expected.value)
+        if expected.kind == "token"
+        else expected.value + 1 + 2 * expected.tolerance
+    )
+    assert verdict(give(at, expected.value)).startswith("Right.") and not hidden(at)
+    assert verdict(give(open_step(lesson, number, typed), wrong)).startswith("Not quite")
