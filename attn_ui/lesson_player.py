@@ -40,9 +40,9 @@ def lesson_name(raw: str) -> str:
 LESSON = Param("lesson", "", lesson_name)
 LESSON_STEP = Param("lesson_step", 1, url_state.Integer(1, 99))
 PARAMS = (LESSON, LESSON_STEP)
-KEPT = ("lesson", "lesson_step", "_lesson_arrived", DRAFT)  # session state kept from one view to the next
 GOING = "_lesson_going"  # session state: the step Previous or Next asked for, opened by the next run's setup
 ARRIVED = "_lesson_arrived"  # session state: the step just opened, whose link the view checks (unknown_parameters)
+KEPT = ("lesson", "lesson_step", ARRIVED, DRAFT)  # session state kept from one view to the next
 
 
 def playing() -> Lesson | None:
@@ -119,8 +119,11 @@ def _at(step: Step, view_path: str) -> bool:
 
 def _open(number: int) -> None:
     """Open step ``number`` (from 1): its view with its link's values, in presenter mode, even on this same view."""
-    st.session_state["lesson_step"] = number
-    step = playing().steps[number - 1]
+    lesson = playing()
+    if lesson is None:
+        return  # its file broke, or the lesson built here lost its steps, since the button was drawn
+    st.session_state["lesson_step"] = number = min(number, len(lesson.steps))
+    step = lesson.steps[number - 1]
     if step.problem:
         return  # reported on the slide (problem_of_step); the view stays, and Next goes on
     st.session_state["present"], st.session_state[ARRIVED] = True, number

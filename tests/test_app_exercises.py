@@ -13,7 +13,7 @@ from attn_core.masks import causal_mask, document_lengths, document_mask, global
 from attn_core.scaling import D_K_VALUES, dot_product_variance, softmax_saturation
 from attn_core.text import tokenize
 from attn_core.walkthrough import build_walkthrough
-from attn_ui.exercises import HIDDEN_STYLE, answer, slide_matrices
+from attn_ui.exercises import HIDDEN_STYLE, SHOWN_STYLE, answer, slide_matrices
 from attn_ui.lessons import available, load
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, open_view, texts
@@ -192,3 +192,18 @@ def test_every_shipped_exercise_asks_before_the_charts_and_accepts_what_they_dra
     )
     assert verdict(give(at, expected.value)).startswith("Right.") and not hidden(at)
     assert verdict(give(open_step(lesson, number, typed), wrong)).startswith("Not quite")
+
+
+def test_an_exercise_that_names_no_matrix_of_its_slide_says_so_and_the_slide_shows(tmp_path, monkeypatch):
+    from attn_ui import lessons
+
+    (tmp_path / "typo.toml").write_text(
+        'title = "A typo"\n[[steps]]\ntitle = "Weights"\nlink = "/Pipeline?slide=4&part=2"\n'
+        'exercise = { ask = "largest", matrix = "Atention weights" }\n'
+    )
+    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    at = open_view(None, lesson="typo")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "Step 1's exercise cannot be asked: matrix = 'Atention weights' is not drawn on this slide" in warning
+    assert "Attention weights" in warning and any(SHOWN_STYLE in block.proto.body for block in at.get("html"))  # charts shown
