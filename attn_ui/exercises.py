@@ -26,7 +26,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import lesson_player
-from attn_ui.charts import bars, lines
+from attn_ui.charts import bars, lines, series_lines
 from attn_ui.downloads import SHOWN, Shown
 from attn_ui.inputs import escape_markdown
 
@@ -61,7 +61,8 @@ Matrices = dict[str, tuple[np.ndarray, list[str], list[str]]]  # name: values (r
 
 def slide_matrices(shown: Shown) -> Matrices:
     """The numbers the slide's charts draw, as matrices by name: those the view records, then each line chart's
-    series (a row each, a column per x) and each bar chart's bars (one row), by the chart's name."""
+    series (a row each, a column per x: charts.lines and series_lines) and each bar chart's bars (one row), by the
+    chart's name."""
     found = dict(shown.matrices)
     for name, (builder, args, options) in shown.charts.items():
         if builder is lines:
@@ -72,6 +73,13 @@ def slide_matrices(shown: Shown) -> Matrices:
         elif builder is bars:
             values, labels = args[0], args[1]
             found.setdefault(name, (np.asarray(values, dtype=float)[None, :], [options.get("value_title", name)], list(labels)))
+        elif builder is series_lines:  # each series its own x: a row each, a column per x of any, NaN where it has none
+            series = args[0]
+            xs = sorted({float(x) for x_values, _ in series.values() for x in x_values})
+            grid = np.full((len(series), len(xs)), np.nan)
+            for row, (x_values, y_values) in enumerate(series.values()):
+                grid[row, [xs.index(float(x)) for x in x_values]] = y_values
+            found.setdefault(name, (grid, list(series), [f"{x:g}" for x in xs]))
     return found
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attn_core import embed_tokens, multi_head_attention, multi_head_projections, sinusoidal
+from attn_core.bench import reference_results
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.masks import causal_mask, document_lengths, document_mask, global_local_mask
 from attn_core.scaling import D_K_VALUES, dot_product_variance, softmax_saturation
@@ -207,3 +208,13 @@ def test_an_exercise_that_names_no_matrix_of_its_slide_says_so_and_the_slide_sho
     warning = " ".join(texts(at, "warning"))
     assert "Step 1's exercise cannot be asked: matrix = 'Atention weights' is not drawn on this slide" in warning
     assert "Attention weights" in warning and any(SHOWN_STYLE in block.proto.body for block in at.get("html"))  # charts shown
+
+
+def test_the_time_growth_when_t_doubles_is_the_reference_results():
+    """Cost: naive attention's time from T = 1,024 to 2,048 in the shipped reference results (about 4: T² pairs)."""
+    median = {p.T: p.median_ms for p in reference_results().points if p.method == "naive" and p.mask == "none"}
+    ratio = median[2048] / median[1024]
+    assert 3 < ratio < 5
+    number = next(n for n, step in enumerate(load(available()[LECTURE]).steps, 1) if step.view == "Cost" and step.exercise)
+    assert verdict(give(open_step(LECTURE, number), round(ratio, 2))).startswith("Right.")
+    assert verdict(give(open_step(LECTURE, number), 2.0)).startswith("Not quite")  # the guess of a linear cost
