@@ -421,7 +421,8 @@ def sweep(settings: Settings, timer: SampleTimer = benchmark_timer) -> Iterator[
             return
         estimate = f" (about {sum(left.values()):.0f} s left)" if last else ""
         names = ", ".join(dict.fromkeys(method for method, _ in runs[t]))
-        yield Progress(done / total, f"Measuring T={t:,}: {names}…{estimate}", sum(left.values()) if last else None)
+        compiling = " (flex compiles its kernel for each mask first: seconds each)" if "flex" in names else ""
+        yield Progress(done / total, f"Measuring T={t:,}: {names}…{compiling}{estimate}", sum(left.values()) if last else None)
         begun = time.perf_counter()
         last = measure_length(settings, t, runs[t], timer, start + settings.time_budget)
         overhead = max(0.0, time.perf_counter() - begun - predicted_seconds(settings, last, t))

@@ -39,7 +39,7 @@ SHOTS = (  # file, address, window size, colour scheme, the heading to scroll to
     ("presenter-decoding.png", "/Decoding?present=on&slide=4", (1920, 1080), "light", None),
     (
         "presenter-exercise.png",
-        "/Multi_head?present=on&slide=5&part=2&head=1&lesson=self-attention-in-one-lecture&lesson_step=12",
+        "/Multi_head?present=on&slide=5&part=2&head=1&lesson=self-attention-in-one-lecture&lesson_step=13",
         (1024, 576),
         "light",
         None,
