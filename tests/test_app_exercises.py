@@ -218,3 +218,18 @@ def test_the_time_growth_when_t_doubles_is_the_reference_results():
     number = next(n for n, step in enumerate(load(available()[LECTURE]).steps, 1) if step.view == "Cost" and step.exercise)
     assert verdict(give(open_step(LECTURE, number), round(ratio, 2))).startswith("Right.")
     assert verdict(give(open_step(LECTURE, number), 2.0)).startswith("Not quite")  # the guess of a linear cost
+
+
+def test_the_head_that_follows_it_is_the_engines():
+    """Real model: in layer 4, the head whose (→animal − →street) from “it” grows most between the two sentences, as
+    attn_core.coreference computes it with MiniLM."""
+    from attn_core import MiniLM
+    from attn_core.real_model.analysis import coreference
+
+    change = coreference(MiniLM.load(), list(COREFERENCE_SENTENCES[:2]), "it", ["animal", "street"]).change  # (layers, heads)
+    best = f"head {int(change[4].argmax())}"
+    number = next(n for n, step in enumerate(load(available()[LECTURE]).steps, 1) if step.view == "Real_model" and step.exercise)
+    at = open_step(LECTURE, number)
+    assert hidden(at)
+    assert verdict(give(at, best)).startswith("Right.")
+    assert verdict(give(open_step(LECTURE, number), "head 0" if best != "head 0" else "head 1")).startswith("Not quite")
