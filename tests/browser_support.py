@@ -240,6 +240,18 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
         raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 
+def settle_runs(page) -> None:
+    """Wait until the app is idle and no run has finished for 0.5 s: a new page's window-size report reruns it once
+    more after its first run (when the size changes what it draws), and a slide is laid out for that report."""
+    while True:
+        page.wait_for_selector(IDLE, timeout=RUN_TIMEOUT_S * 1000)
+        runs = finished_runs(page)
+        page.wait_for_timeout(500)
+        if finished_runs(page) == runs and page.locator(IDLE).count():
+            break
+    settle_layout(page)
+
+
 def exception_texts(page) -> list[str]:
     """The text of every exception box the app shows (empty when none)."""
     return [text[:600] for text in page.locator(EXCEPTION).all_inner_texts()]

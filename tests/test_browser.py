@@ -20,6 +20,7 @@ from tests.browser_support import (
     rerun,
     server,
     settle_layout,
+    settle_runs,
     skip_without_browser,
     visit,
 )
@@ -321,6 +322,7 @@ def test_a_matrix_menu_and_its_numbers_open_on_click(server, browser):
     """A matrix's download menu and its table of numbers are made only when opened (each opening reruns the page):
     clicking them shows their contents, and the CSV downloads with the token labels."""
     page = visit(browser, f"{server}/Pipeline?text=we+like+big+cats", viewport=(1024, 576))
+    settle_runs(page)  # any rerun for the window's size, which would move the menu as it opens
     page.set_default_timeout(30_000)
     assert page.get_by_role("button", name="CSV, with token labels").count() == 0
     with rerun(page):

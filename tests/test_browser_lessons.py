@@ -8,13 +8,21 @@ import re
 import pytest
 
 from attn_ui.lessons import available, load
-from tests.browser_support import browser, exception_texts, rerun, server, settle_layout, skip_without_browser, visit
+from tests.browser_support import (
+    IDLE,
+    browser,
+    exception_texts,
+    rerun,
+    server,
+    settle_layout,
+    settle_runs,
+    skip_without_browser,
+    visit,
+)
 from tests.test_browser_slides import FULL_HD, SLIDE, VIEWPORTS, problems_of
 
 skip_without_browser()
 __all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
-
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 
 def bar_step(page) -> tuple[int, int]:
@@ -32,8 +40,7 @@ def press_and_wait(page, key: str, step: int) -> None:
         arg=[step],
         timeout=90_000,
     )
-    page.wait_for_selector(IDLE, timeout=90_000)
-    settle_layout(page)
+    settle_runs(page)
 
 
 def answer_and_check(page) -> None:
@@ -59,8 +66,7 @@ def test_every_step_of_a_lesson_fits_the_screen_and_the_keyboard_walks_it(server
     page = visit(browser, f"{server}/?lesson={name}", viewport=viewport)
     try:
         page.wait_for_function("() => document.querySelector('.st-key-slide_bar')", timeout=90_000)
-        page.wait_for_selector(IDLE, timeout=90_000)
-        settle_layout(page)
+        settle_runs(page)
         problems, views = [], []
         for number in range(1, len(lesson.steps) + 1):
             if number > 1:
