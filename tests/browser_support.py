@@ -205,11 +205,11 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
 
 
 def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
-    """Wait until the page's elements and charts stop changing: every chart on display drawn, no change to the page's
-    elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box where it was when that quiet
-    began. The browser keeps adding elements for a moment after the app's run has finished, and Vega redraws
+    """Wait until the page's elements and charts stop changing: every chart on display drawn, the app idle and no
+    change to the page's elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box where it
+    was when that quiet began. The browser keeps adding elements for a moment after the app's run has finished, and Vega redraws
     width-filling charts asynchronously after a resize."""
-    settled = """([quietMs, timeoutMs]) => new Promise(done => {
+    settled = """([quietMs, timeoutMs, idleSelector]) => new Promise(done => {
         const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
             .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
         const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild?.getBoundingClientRect() ?? null));
@@ -223,7 +223,8 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
             try {
                 const current = boxes();
                 const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
-                if (current !== quietBoxes) { quietBoxes = current; changed = Math.max(changed, now); }
+                const idle = document.querySelector(idleSelector) !== null;  // a run may be on its way
+                if (current !== quietBoxes || !idle) { quietBoxes = current; changed = Math.max(changed, now); }
                 quiet = drawn && now - changed >= quietMs;
             } catch (error) {  // an element went while it was measured: not settled yet
                 changed = now;
@@ -236,7 +237,7 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
         });
         check();
     })"""
-    if not page.evaluate(settled, [quiet_ms, timeout_s * 1000]):
+    if not page.evaluate(settled, [quiet_ms, timeout_s * 1000, IDLE]):
         raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 
