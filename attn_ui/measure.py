@@ -20,12 +20,14 @@ import streamlit as st
 import torch
 from pandas.io.formats.style import Styler
 
+from attn_core import flex
 from attn_core.accounting import score_matrix_bytes
 from attn_core.bench import Reference
 from attn_core.device import DEFAULT_THREADS, torch_threads
 from attn_core.masks import MODEL_MASKS, Mask
 from attn_core.online_softmax import OnlineSoftmaxWalk
 from attn_core.sweep import (
+    DEFAULT_METHODS,
     TABLE_COLUMNS,
     Point,
     Progress,
@@ -34,12 +36,14 @@ from attn_core.sweep import (
     describe_settings,
     fits,
     mask_pairs,
+    plan,
     sweep,
 )
 from attn_core.timing import benchmark_timer, format_bytes
 from attn_core.tuning import tune, tuned
 from attn_ui import downloads
 from attn_ui.malloc import sweep_allocations
+from attn_ui.slide import presenting
 
 # Every point's columns (sweep.TABLE_COLUMNS) in three tables of a few columns each, so that each fits the main
 # column of a 1024-px window with the sidebar open (528 px inside the expander).
@@ -147,6 +151,41 @@ def run_sweep(settings: Settings) -> Measured | None:
             stopped = f"Stopped: the machine ran out of memory ({first_line}). Lower the memory budget or the longest T."
     progress.bar.empty()
     return Measured(settings, tuple(points), stopped, machine)
+
+
+def methods(flex_wanted: bool, device: str) -> tuple[str, ...]:
+    """The methods a sweep runs: the default three, and FlexAttention where it is wanted and can compile here (a
+    warning says why where it cannot)."""
+    missing = flex.unavailable(device) if flex_wanted else None
+    if missing:
+        st.warning(f"FlexAttention is unavailable on this server: {missing}. The other methods are measured.")
+    return DEFAULT_METHODS + (("flex",) if flex_wanted and not missing else ())
+
+
+def sweep_status(settings: Settings, measured: Measured | None) -> None:
+    """Above the charts: the points refused for memory, what the curves are (the reference's, or this server's with
+    other settings), and how the last sweep ended where it stopped early or measured nothing."""
+    _, refused = plan(settings)
+    if refused:
+        st.warning(
+            "Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused)
+        )
+    lengths = f"T = {settings.lengths[0]:,} … {settings.lengths[-1]:,}"
+    if measured is None:
+        if not presenting():  # on a slide, the legend says "reference" and the controls hold the button
+            st.info(
+                f"The curves are **reference results** measured on another machine (below). Press **{MEASURE}** to "
+                f"measure {lengths} here; it stops by itself after the {settings.time_budget:g} s budget."
+            )
+    elif measured.settings != settings:
+        st.info(
+            "This server's results below were measured with other settings (their caption says which). "
+            f"Press **{MEASURE}** to measure {lengths} with these."
+        )
+    if measured is not None and measured.stopped:
+        st.warning(measured.stopped + (" The points measured so far are shown." if measured.points else ""))
+    elif measured is not None and not measured.points:
+        st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
 
 
 def sweep_on_press(settings: Settings, pressed: bool) -> Measured | None:

@@ -3,18 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from attn_core import available_devices, flex, tuning
+from attn_core import available_devices, tuning
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
 from attn_core.online_softmax import online_softmax_walk, random_row
 from attn_core.sweep import (
-    DEFAULT_METHODS,
     DEFAULT_TIME_BUDGET,
     DEFAULT_WINDOW,
     SWEEP_MASKS,
     Settings,
     default_memory_budget,
-    plan,
 )
 from attn_core.timing import DTYPES, GIB, supported_dtypes
 from attn_ui import page, url_state
@@ -25,11 +23,13 @@ from attn_ui.measure import (
     fastest,
     keep_results,
     long_context_rows,
+    methods,
     point_tables,
     result_curves,
     slope_rows,
     slope_summary,
     sweep_on_press,
+    sweep_status,
     tiled_memory_note,
     walk_rows,
 )
@@ -132,9 +132,6 @@ sizes = {
     "global": (values.window, values.global_tokens),
 }
 mask = Mask(kind, sizes.get(kind, ()))
-flex_missing = flex.unavailable(device) if values.flex else None
-if flex_missing:
-    st.warning(f"FlexAttention is unavailable on this server: {flex_missing}. The other methods are measured.")
 settings = Settings(
     batch=batch,
     heads=values.heads,
@@ -143,7 +140,7 @@ settings = Settings(
     causal=kind == "causal",
     masks=("none", mask.format()) if kind in MODEL_MASKS else (mask.format(),),  # a model's mask beside no mask (dense)
     device=device,
-    methods=DEFAULT_METHODS + (("flex",) if values.flex and not flex_missing else ()),
+    methods=methods(values.flex, device),
     lengths=lengths,
     repeats=repeats,
     memory_budget=max(1, int(memory_gib * GIB)),
@@ -152,27 +149,8 @@ settings = Settings(
 )
 
 if slides.show(1):
-    _, refused = plan(settings)
-    if refused:
-        st.warning(
-            "Refused before running, they would not fit the memory budget:\n\n- " + "\n- ".join(s.message for s in refused)
-        )
     measured = sweep_on_press(settings, run_pressed)
-    if measured is None:
-        if not presenting():  # on a slide, the legend says "reference" and the controls hold the button
-            st.info(
-                f"The curves are **reference results** measured on another machine (below). Press **{MEASURE}** to "
-                f"measure T = {lengths[0]:,} … {lengths[-1]:,} here; it stops by itself after the {time_budget:g} s budget."
-            )
-    elif measured.settings != settings:
-        st.info(
-            "This server's results below were measured with other settings (their caption says which). "
-            f"Press **{MEASURE}** to measure T = {lengths[0]:,} … {lengths[-1]:,} with these."
-        )
-    if measured is not None and measured.stopped:
-        st.warning(measured.stopped + (" The points measured so far are shown." if measured.points else ""))
-    elif measured is not None and not measured.points:
-        st.info("Nothing to measure: every point was refused. Raise the memory budget or lower T.")
+    sweep_status(settings, measured)
     reference = reference_results()
     shown = [p for p in reference.points if Mask.parse(p.mask).kind == kind]
     sources = {"reference": shown} if shown else {}
