@@ -79,7 +79,8 @@ slides = page.Slides(
         "thing, measured on a reference machine and, on request, on this server: **naive** attention that "
         "materializes the T × T matrix, PyTorch's "
         "**SDPA** (`scaled_dot_product_attention`, a fused kernel) and attn_core's **tiled** attention, which "
-        "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch)."
+        "walks through the keys block by block with an *online softmax* (the FlashAttention idea, in plain PyTorch); "
+        "on request, a fourth: PyTorch's **FlexAttention**, compiled for the mask (*FlexAttention too*)."
     ),
 )
 with slides.controls:
