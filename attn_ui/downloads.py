@@ -102,12 +102,15 @@ def share(params: tuple[Param, ...]) -> None:
         )
 
 
-def keep_chart(name: str, builder: Callable[..., Any], args: tuple, options: dict) -> None:
+def keep_chart(name: str, builder: Callable[..., Any], args: tuple, options: dict) -> str:
     """Record a drawn chart for the view's bundle (a name already taken gets a number): its recipe, not its spec,
-    whose data (a dict per cell) would take megabytes per session."""
+    whose data (a dict per cell) would take megabytes per session. Returns the name it is recorded under."""
     shown: Shown | None = st.session_state.get(SHOWN)
-    if shown is not None:
-        shown.charts[shown.name(name, "chart")] = (builder, args, options)
+    if shown is None:
+        return name
+    recorded = shown.name(name, "chart")
+    shown.charts[recorded] = (builder, args, options)
+    return recorded
 
 
 def keep_table(name: str, table: pd.DataFrame, settings: dict[str, Any]) -> None:

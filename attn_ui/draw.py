@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 from streamlit import dataframe_util
 
-from attn_ui import downloads
+from attn_ui import downloads, exercises
 
 # Vega's SVG renderer fills a colour bar with url(<the page's address>#gradient_N), the address when it drew it
 # (vega/vega#3948). When the app then writes its state into the address (a slide, a control: attn_ui.url_state), that
@@ -82,14 +82,15 @@ def draw(
 ) -> None:
     """Draw ``builder(*args, **options)`` (a function of ``attn_ui.charts``) at the given width and height, and record
     it for the view's bundle under ``name`` (by default its title). ``on_select`` is called when the chart's
-    selection changes (a click), which ``st.session_state[key].selection`` then holds."""
-    spec = chart_spec(builder, *args, **options)
+    selection changes (a click), which ``st.session_state[key].selection`` then holds. Where a lesson step's exercise
+    asked about this chart and has been answered, the chart marks the answer (not in the bundle's recipe)."""
+    recorded = downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)
+    spec = chart_spec(builder, *args, **options, **exercises.marks(recorded, builder, args))
     if isinstance(width, int) and isinstance(height, int):
         # Given to Vega in the spec, not to Streamlit, which would fit the chart to its element's size as measured on
         # the screen: on a magnified slide (attn_ui.slide.zoom) that is the zoomed size, and the chart would be zoomed twice.
         spec, width, height = {**spec, "width": width, "height": height}, "content", "content"
     st.vega_lite_chart(spec=spec, width=width, height=height, key=key, on_select=on_select or "ignore")
-    downloads.keep_chart(name or options.get("title") or builder.__name__.replace("_", " "), builder, args, options)
 
 
 def selected(key: str, selection: str) -> list[dict]:

@@ -8,25 +8,31 @@ An exercise, in a lesson file's step (``row`` and ``column``: a token of the mat
 that name, or a position from 0, negative from the end; a token the sentence lacks falls back to the last row):
 
     exercise = { ask = "largest", matrix = "Attention weights", row = "it" }   # which key gets the most weight
+    exercise = { ask = "smallest", matrix = "Loss", column = -1 }              # which series is lowest at the end
     exercise = { ask = "count", matrix = "Attention weights", row = 4 }        # how many keys it sees (non-zero)
     exercise = { ask = "value", matrix = "Attention weights", row = 0, column = 1, tolerance = 0.02 }
     exercise = { ask = "ratio", matrix = "Measured variance", row = "q·k (unscaled)", column = "16", to = "64" }
 
 A line chart's series are the rows of a matrix named as the chart, its x values (as written, "64") the columns; a
-bar chart is one row. ``question`` replaces the question asked (the answer stays the one its ``ask`` computes);
-``tolerance`` is absolute for a value, relative for a ratio (0.1: within 10%).
+bar chart is one row. ``largest`` and ``smallest`` choose a column of the row, or, given a ``column`` (and no row), a
+row of the column. ``question`` replaces the question asked (the answer stays the one its ``ask`` computes);
+``tolerance`` is absolute for a value, relative for a ratio (0.1: within 10%). The reveal marks the answer's cells in
+the chart that draws the matrix (marks, called by attn_ui.draw). A question about a chart the slide draws only after
+an action (the Training view's *Train*) waits for it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from attn_ui import lesson_player
-from attn_ui.charts import bars, lines, series_lines
+from attn_ui.charts import bars, heatmap, lines, series_lines
 from attn_ui.downloads import SHOWN, Shown
 from attn_ui.inputs import escape_markdown
 
@@ -47,6 +53,8 @@ class Answer:
     reason: str  # one line, shown with the reveal
     options: tuple[str, ...] = ()
     tolerance: float = 0.0
+    matrix: str = ""  # the name of the matrix asked about
+    cells: tuple[tuple[int, int], ...] = ()  # its cells (row, column) that hold the answer, marked on the reveal
 
     def accepts(self, given: str | float | None) -> bool:
         if given is None:
@@ -89,54 +97,69 @@ def answer(spec: dict, matrices: Matrices) -> Answer:
     ask = spec.get("ask")
     if ask not in ASKED:
         raise ValueError(f"ask = {ask!r}: expected one of {', '.join(ASKED)}")
-    wanted = str(spec.get("matrix", ""))
-    name = next((name for name in matrices if name == wanted), None) or next((n for n in matrices if n.startswith(wanted)), None)
-    if not wanted or name is None:
-        raise ValueError(f"matrix = {wanted!r} is not drawn on this slide, whose matrices are: {', '.join(matrices) or 'none'}")
+    name = _named(str(spec.get("matrix", "")), matrices)
     values, rows, columns = matrices[name]
-    row = _position(spec.get("row", -1), rows)
-    cells = np.asarray(values, dtype=float)[row]  # (columns,)
-    asked = ASKED[ask](spec, name, rows[row], columns, cells)
+    values = np.asarray(values, dtype=float)  # (rows, columns)
+    across_rows = ask in ("largest", "smallest") and "column" in spec and "row" not in spec
+    if across_rows:  # a row of the column: the same question about the matrix turned on its side
+        values, rows, columns = values.T, columns, rows
+    row = _position(spec.get("column" if across_rows else "row", -1), rows)
+    asked, positions = ASKED[ask](spec, name, rows[row], columns, values[row])
+    cells = tuple((column, row) if across_rows else (row, column) for column in positions)
+    asked = replace(asked, matrix=name, cells=cells)
     return replace(asked, question=str(spec["question"])) if spec.get("question") else asked
 
 
-def _largest(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
-    best = int(np.argmax(cells))
-    runner_up = int(np.argsort(cells)[-2]) if len(cells) > 1 else best
-    reason = f"“{columns[best]}” has the largest value in the row of “{row}”: {cells[best]:.3g}" + (
+def _named(wanted: str, matrices: Matrices) -> str:
+    """The matrix of that name, or the first whose name begins with it (a chart's title may name its step)."""
+    name = next((name for name in matrices if name == wanted), None) or next((n for n in matrices if n.startswith(wanted)), None)
+    if not wanted or name is None:
+        raise ValueError(f"matrix = {wanted!r} is not drawn on this slide, whose matrices are: {', '.join(matrices) or 'none'}")
+    return name
+
+
+# Each question below is about one row of a matrix (``cells``, its values): the answer, and its positions in the row.
+Asked = tuple[Answer, tuple[int, ...]]
+
+
+def _extreme(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
+    smallest = spec["ask"] == "smallest"
+    ranked = np.argsort(cells if smallest else -cells, kind="stable")  # the first of equal values first, as argmax
+    best, runner_up = int(ranked[0]), int(ranked[min(1, len(ranked) - 1)])
+    which = "smallest" if smallest else "largest"
+    reason = f"“{columns[best]}” has the {which} value in the row of “{row}”: {cells[best]:.3g}" + (
         f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
     )
-    question = f"In “{name}”, which column has the largest value in the row of “{row}”?"
-    if "weights" in name.lower():
+    question = f"In “{name}”, which column has the {which} value in the row of “{row}”?"
+    if "weights" in name.lower() and not smallest:
         question = f"Which key does “{row}” attend to most?"
-    return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns)))
+    return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns))), (best,)
 
 
-def _count(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
-    seen = [columns[j] for j in np.flatnonzero(cells)]
-    reason = f"The row of “{row}” has {len(seen)} non-zero entries: " + ", ".join(f"“{token}”" for token in seen) + "."
+def _count(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
+    seen = np.flatnonzero(cells)
+    reason = f"The row of “{row}” has {len(seen)} non-zero entries: " + ", ".join(f"“{columns[j]}”" for j in seen) + "."
     question = f"How many keys does “{row}” see (how many entries of its row in “{name}” are not zero)?"
-    return Answer(question, "number", float(len(seen)), reason)
+    return Answer(question, "number", float(len(seen)), reason), tuple(int(j) for j in seen)
 
 
-def _value(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+def _value(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
     column, tolerance = _position(spec.get("column", 0), columns), float(spec.get("tolerance", DEFAULT_TOLERANCE))
     value = float(cells[column])
     question = f"In “{name}”, what is the value in the row of “{row}” and the column of “{columns[column]}” (±{tolerance:g})?"
-    return Answer(
-        question, "number", value, f"The cell of “{row}” and “{columns[column]}” holds {value:.4g}.", tolerance=tolerance
-    )
+    reason = f"The cell of “{row}” and “{columns[column]}” holds {value:.4g}."
+    return Answer(question, "number", value, reason, tolerance=tolerance), (column,)
 
 
-def _ratio(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Answer:
+def _ratio(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
     start, end = _position(spec.get("column", 0), columns), _position(spec.get("to", -1), columns)
     ratio, relative = float(cells[end] / cells[start]), float(spec.get("tolerance", DEFAULT_RELATIVE))
     question = f"In “{name}”, from {columns[start]} to {columns[end]}: by what factor does “{row}” grow (±{relative:.0%})?"
     reason = f"“{row}” goes from {cells[start]:.4g} to {cells[end]:.4g}: {ratio:.3g} times."
-    return Answer(question, "number", ratio, reason, tolerance=abs(ratio) * relative)
+    return Answer(question, "number", ratio, reason, tolerance=abs(ratio) * relative), (start, end)
 
 
-ASKED = {"largest": _largest, "count": _count, "value": _value, "ratio": _ratio}
+ASKED = {"largest": _extreme, "smallest": _extreme, "count": _count, "value": _value, "ratio": _ratio}
 
 
 def _position(where: int | str, labels: list[str]) -> int:
@@ -180,9 +203,13 @@ def finish() -> None:
     if box is None or found is None:
         return
     key, spec = found
-    shown: Shown = st.session_state[SHOWN]
+    matrices = slide_matrices(st.session_state[SHOWN])
+    if not matrices:  # the slide draws its charts after an action (Training's Train), which its own message asks for
+        with box:
+            st.info("This step's question comes with the slide's charts.")
+        return
     try:
-        expected = answer(spec, slide_matrices(shown))
+        expected = answer(spec, matrices)
     except ValueError as problem:
         with box:
             st.warning(f"Step {key[1]}'s exercise cannot be asked: {problem}. The slide is shown as it is.")
@@ -203,6 +230,35 @@ def finish() -> None:
         else:
             verdict = "Right." if given["right"] else f"Not quite: you answered {_shown_value(given['given'])}."
             (st.success if given["right"] else st.error)(escape_markdown(f"{verdict} {expected.reason}"))
+
+
+def marks(chart: str, builder: Callable[..., dict], args: tuple) -> dict[str, Any]:
+    """Where a lesson step's exercise has been answered: the option that marks the answer's cells in the chart about
+    to be drawn by ``builder(*args)`` and recorded as ``chart``, if that chart draws the matrix asked about (as
+    slide_matrices reads it); else nothing."""
+    found = pending()
+    if found is None or found[0] not in st.session_state.get(ANSWERS, {}):
+        return {}
+    try:
+        expected = answer(found[1], slide_matrices(st.session_state[SHOWN]))
+    except ValueError:
+        return {}
+    if expected.matrix != chart:
+        return {}
+    if builder is heatmap:
+        return {"marked": expected.cells}
+    if builder is bars:
+        return {"marked": tuple(column for _, column in expected.cells)}
+    if builder is lines:
+        names = list(args[1])
+        return {"marked": tuple((names[row], column) for row, column in expected.cells)}
+    if builder is series_lines:  # the matrix's columns are the x of every series: each point's position in its own x
+        series = args[0]
+        xs = sorted({float(x) for x_values, _ in series.values() for x in x_values})
+        names = list(series)
+        points = [(names[row], [float(x) for x in series[names[row]][0]], xs[column]) for row, column in expected.cells]
+        return {"marked": tuple((name, own.index(x)) for name, own, x in points if x in own)}
+    return {}
 
 
 def _shown_value(value: str | float | None) -> str:

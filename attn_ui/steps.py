@@ -256,6 +256,7 @@ def matrix_step(
     fit = fitted(row, row_labels, col_labels, 1 + len(subtitle), max_width, kind)
     width = heatmap_width(row_labels, col_labels, fit.sizes, fit.legend_side, kind)
     with block(max(width, title_width(title, subtitle))):
+        name = downloads.keep_matrix(title, exact, row_labels, col_labels)  # first: a lesson's reveal marks it (draw)
         draw(
             heatmap,
             matrix,
@@ -270,7 +271,6 @@ def matrix_step(
             sizes=fit.sizes,
             legend_side=fit.legend_side,
         )
-        name = downloads.keep_matrix(title, exact, row_labels, col_labels)
         if slide.presenting():  # a slide shows the chart alone; the view's bundle has its numbers
             return
         with st.container(horizontal=True, gap="small"):

@@ -17,7 +17,7 @@ from attn_core.walkthrough import build_walkthrough
 from attn_ui.exercises import HIDDEN_STYLE, SHOWN_STYLE, answer, slide_matrices
 from attn_ui.lessons import available, load
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, open_view, texts
+from tests.conftest import assert_clean, chart_frames, open_view, texts
 
 LECTURE, MASKS = "self-attention-in-one-lecture", "masks-of-todays-models"
 SENTENCES = [
@@ -62,6 +62,31 @@ def give(at, value):
 
 def verdict(at) -> str:
     return " ".join(texts(at, "success") + texts(at, "error")).replace("\\", "")  # Markdown escapes off
+
+
+def marked(at) -> list[dict]:
+    """The cells, bars and points the charts on the page mark (an exercise's answer on its reveal)."""
+    return [
+        row
+        for rows in chart_frames(at)
+        for row in rows
+        if row.get("marked") is True or "marked" in (row.get("source"), row.get("series"))
+    ]
+
+
+def assert_marks_the_answer(at, expected) -> None:
+    """The chart of the matrix asked about marks the answer's cells: a heatmap's cells and a bar at their positions,
+    a line chart's points at their values."""
+    values, _, _ = slide_matrices(at.session_state["_shown"])[expected.matrix]
+    found = marked(at)
+    assert len(found) == len(expected.cells), (expected, found)
+    for row, (r, c) in zip(found, expected.cells, strict=True):
+        if "col" in row:  # a heatmap's cell
+            assert (row["row"], row["col"]) == (r, c)
+        elif "position" in row:  # a bar
+            assert row["position"] == c
+        else:  # a point, on its series' curve
+            assert any(v == pytest.approx(values[r, c], rel=1e-6) for k, v in row.items() if k not in ("source", "series")), row
 
 
 def pipeline_steps(text: str | None):
@@ -163,8 +188,19 @@ def test_a_question_is_computed_from_the_matrix_it_names():
         {"ask": "ratio", "matrix": "Attention weights", "row": 1, "column": 0, "to": "it", "question": "Why?"}, matrices
     )
     assert ratio.value == pytest.approx(7) and ratio.accepts(7.6) and not ratio.accepts(7.8) and ratio.question == "Why?"
+    assert (largest.matrix, largest.cells, count.cells, value.cells, ratio.cells) == (
+        "Attention weights",
+        ((2, 2),),
+        ((0, 0), (0, 1)),
+        ((1, 2),),
+        ((1, 0), (1, 2)),
+    )
+    smallest = answer({"ask": "smallest", "matrix": "Attention weights", "row": 1}, matrices)
+    assert smallest.value == "a" and smallest.cells == ((1, 0),) and "“a” has the smallest value" in smallest.reason
+    lowest_row = answer({"ask": "smallest", "matrix": "Attention weights", "column": "it"}, matrices)  # a row of a column
+    assert lowest_row.value == "a" and lowest_row.options == ("a", "b", "it") and lowest_row.cells == ((0, 2),)
     for spec, message in [
-        ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, count, value, ratio"),
+        ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, smallest, count, value, ratio"),
         ({"ask": "count", "matrix": "Scores"}, "is not drawn on this slide, whose matrices are: Attention weights"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -191,7 +227,9 @@ def test_every_shipped_exercise_asks_before_the_charts_and_accepts_what_they_dra
         if expected.kind == "token"
         else expected.value + 1 + 2 * expected.tolerance
     )
+    assert not marked(at)  # nothing gives the answer away
     assert verdict(give(at, expected.value)).startswith("Right.") and not hidden(at)
+    assert_marks_the_answer(at, expected)
     assert verdict(give(open_step(lesson, number, typed), wrong)).startswith("Not quite")
 
 

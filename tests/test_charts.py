@@ -17,6 +17,7 @@ import pytest
 
 from attn_ui import charts
 from attn_ui.charts import build
+from attn_ui.charts.theme import HIGHLIGHT_COLOUR
 from attn_ui.draw import chart_spec
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
@@ -28,6 +29,18 @@ D_K = np.array([1.0, 2.0, 4.0, 8.0])
 CHARTS = {
     "weights heatmap, highlighted row": lambda: charts.heatmap(np.full((6, 6), 1 / 6), TOKENS, TOKENS, highlight=2),
     "signed heatmap with a masked cell": lambda: charts.heatmap(SCORES, TOKENS, TOKENS, kind="signed"),
+    "heatmap with marked cells": lambda: charts.heatmap(np.full((6, 6), 1 / 6), TOKENS, TOKENS, marked=((1, 2), (4, 0))),
+    "bars, one marked": lambda: charts.bars(np.full(6, 1 / 6), TOKENS, value_title="weight", marked=(3,)),
+    "lines with marked points": lambda: charts.lines(
+        D_K, {"a": D_K, "b": D_K / 2}, x_title="d_k", y_title="v", marked=(("b", 2),)
+    ),
+    "series lines with a marked point": lambda: charts.series_lines(
+        {"naive": ([128, 256], [1.0, 4.0]), "tiled": ([128, 256, 512], [2.0, 5.0, 20.0])},
+        x_title="T",
+        y_title="median ms",
+        log_x=True,
+        marked=(("tiled", 2), ("naive", 0)),
+    ),
     "mask heatmap": lambda: charts.heatmap(np.tril(np.ones((6, 6))), TOKENS, TOKENS, kind="mask"),
     "small heatmap with numbers": lambda: charts.heatmap(RNG.random((3, 3)), TOKENS[:3], TOKENS[:3]),
     "feature heatmap (W)": lambda: charts.heatmap(RNG.normal(size=(64, 8)), list(map(str, range(64))), list(map(str, range(8)))),
@@ -105,6 +118,28 @@ def test_heatmap_data_names_masked_cells_and_keeps_the_values():
     cells = {(cell["row"], cell["col"]): cell for cell in spec["datasets"]["cells"]}
     assert cells[2, 4]["masked"] and cells[2, 4]["text"] == "−∞" and cells[2, 4]["value"] is None
     assert cells[0, 1]["value"] == SCORES[0, 1] and cells[0, 1]["query"] == "the" and cells[0, 1]["key"] == "cat"
+
+
+def test_an_exercises_answer_is_marked_where_it_is_and_only_there():
+    """The marked cells, bar and points (an exercise's reveal) are outlined or ringed in the highlight colour at their
+    place: the data rows say which, and the drawing has one outline or ring per mark."""
+    import vl_convert
+
+    cells = as_spec(CHARTS["heatmap with marked cells"]())["datasets"]["cells"]
+    assert {(c["row"], c["col"]) for c in cells if c["marked"]} == {(1, 2), (4, 0)}
+    bars = as_spec(CHARTS["bars, one marked"]())["datasets"]["cells"]
+    assert [b["key"] for b in bars if b["marked"]] == ["on"]
+    points = as_spec(CHARTS["lines with marked points"]())["datasets"]["cells"]
+    assert [(p["d_k"], p["v"]) for p in points if p["source"] == "marked"] == [(4.0, 2.0)]
+    series = as_spec(CHARTS["series lines with a marked point"]())["datasets"]["cells"]
+    assert [(p["T"], p["median ms"]) for p in series if p["series"] == "marked"] == [(512, 20.0), (128, 1.0)]
+    for name, marks in [
+        ("heatmap with marked cells", 2),
+        ("bars, one marked", 1),
+        ("lines with marked points", 1),
+        ("series lines with a marked point", 2),
+    ]:
+        assert vl_convert.vegalite_to_svg(as_spec(CHARTS[name]())).count(f'stroke="{HIGHLIGHT_COLOUR}"') == marks, name
 
 
 def test_masked_cells_are_drawn_grey_and_say_so_on_hover():
@@ -225,7 +260,7 @@ def test_chart_spec_is_keyed_by_the_builder_itself():
     """The cache tells builders apart by their module as well as their name, and calls the builder it is given."""
     ours = chart_spec(heatmap, SCORES, TOKENS, TOKENS)
     theirs = chart_spec(charts.heatmap, SCORES, TOKENS, TOKENS)
-    assert ours["mark"]["type"] == "bar" and "layer" in theirs
+    assert ours["description"].startswith("bars:") and theirs["description"].startswith("heatmap:")
 
 
 def test_new_values_reuse_the_compiled_chart():

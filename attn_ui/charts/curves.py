@@ -10,13 +10,15 @@ import pandas as pd
 from attn_ui.charts.build import about, compile_chart
 from attn_ui.charts.parts import heading, label_axis, layer
 from attn_ui.charts.sizes import MIN_STEP, PLOT_HEIGHT, VALUE_AXIS_ROOM
-from attn_ui.charts.theme import SERIES_COLOURS, SERIES_SHAPES
+from attn_ui.charts.theme import HIGHLIGHT_COLOUR, SERIES_COLOURS, SERIES_SHAPES
 
 # A title over a line or bar chart spans its plot and the value axis left of it (Vega-Lite cuts it at the plot's width).
 OVER_PLOT_AND_AXIS = alt.ExprRef(f"width + {VALUE_AXIS_ROOM}")
 POINT_SIZE = 60  # square pixels of a series' point
 THEORY_DASH = (6, 4)  # pixels of a theory curve's dashes and gaps
 MARKER_DASH = (2, 2)  # pixels of a marker rule's dashes and gaps
+RING_SIZE = 6 * POINT_SIZE  # square pixels of the ring around a marked point (an exercise's answer)
+RING_WIDTH = 3  # pixels of its stroke, and of a marked bar's outline
 POINT_STEP = 2 * MIN_STEP  # pixels per point of a labelled_lines chart: a label is written across where it fits
 MAX_LOG_TICKS = 8  # ticks of a log x axis, a tick at every x: at most, else at every other x
 SERIES_LEGEND = alt.Legend(orient="top", columns=2)
@@ -30,31 +32,36 @@ def bars(
     label_title: str = "key",
     title: str = "",
     subtitle: tuple[str, ...] = (),
+    marked: tuple[int, ...] = (),
 ) -> dict:
     """One value per token as bars (e.g. a query's weights over the keys), every token labelled; ``subtitle``: lines
-    under the title.
+    under the title; ``marked``: the positions of bars outlined (an exercise's answer).
 
     Draw it in a block ``bars_width(labels)`` wide, BAR_HEIGHT high (``steps.bar_block``).
     """
     positions = np.arange(len(labels))
     cells = pd.DataFrame({"position": positions, label_title: labels, value_title: np.asarray(values, dtype=float)})
-    layout = {"labels": tuple(labels), "value_title": value_title, "label_title": label_title}
+    cells["marked"] = np.isin(positions, marked)
+    layout = {"labels": tuple(labels), "value_title": value_title, "label_title": label_title, "marked": bool(marked)}
     return compile_chart(_bars_chart, {"cells": cells}, **layout, title=title, subtitle=tuple(subtitle))
 
 
-def _bars_chart(labels: tuple[str, ...], value_title: str, label_title: str, title: str, subtitle: tuple[str, ...]) -> alt.Chart:
-    return (
-        alt.Chart(**about(f"bars: {title}", heading(title, subtitle, OVER_PLOT_AND_AXIS)))
-        .mark_bar()
-        .encode(
-            x=alt.X(field="position", type="ordinal", axis=label_axis(labels, label_title, MIN_STEP)),
-            y=alt.Y(field=value_title, type="quantitative"),
-            tooltip=[
-                alt.Tooltip(field=label_title, type="nominal"),
-                alt.Tooltip(field=value_title, type="quantitative", format=".4f"),
-            ],
-        )
-    )
+def _bars_chart(
+    labels: tuple[str, ...], value_title: str, label_title: str, marked: bool, title: str, subtitle: tuple[str, ...]
+) -> alt.LayerChart:
+    encoding = {
+        "x": alt.X(field="position", type="ordinal", axis=label_axis(labels, label_title, MIN_STEP)),
+        "y": alt.Y(field=value_title, type="quantitative"),
+        "tooltip": [
+            alt.Tooltip(field=label_title, type="nominal"),
+            alt.Tooltip(field=value_title, type="quantitative", format=".4f"),
+        ],
+    }
+    layers = [layer(alt.Chart().mark_bar(), encoding)]
+    if marked:
+        outline = alt.Chart().mark_bar(fillOpacity=0, stroke=HIGHLIGHT_COLOUR, strokeWidth=RING_WIDTH)
+        layers.append(layer(outline, encoding, "datum.marked"))
+    return alt.layer(*layers, **about(f"bars: {title}", heading(title, subtitle, OVER_PLOT_AND_AXIS)))
 
 
 def lines(
@@ -70,6 +77,7 @@ def lines(
     title: str = "",
     points: bool = True,
     x_ticks: tuple[float, ...] = (),
+    marked: tuple[tuple[str, int], ...] = (),
 ) -> dict:
     """Curves of y against x, one colour per series of ``measured``.
 
@@ -77,7 +85,8 @@ def lines(
     With it, measured values are points and each theory curve (keyed like the measured series it predicts) a dashed
     line of the same colour. ``marker`` draws a vertical rule at that x (a row of the data, so that moving it changes
     only the data). A log x axis is in base 2 with a tick at every x (e.g. d_k = 1, 2, 4 ... 1024), or at ``x_ticks``
-    where given (x values that are not round numbers: 0.1, 1, 10 on an axis of 17 temperatures).
+    where given (x values that are not round numbers: 0.1, 1, 10 on an axis of 17 temperatures). ``marked``: points
+    ringed (an exercise's answer), each a measured series' name and a position in ``x``.
     Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, lines, ...)``.
     """
@@ -88,6 +97,9 @@ def lines(
     ]
     if marker is not None:
         frames.append(pd.DataFrame({x_title: [float(marker)], "source": ["marker"]}))
+    if marked:
+        rings = [(float(np.asarray(x)[at]), float(np.asarray(measured[name])[at])) for name, at in marked]
+        frames.append(pd.DataFrame(rings, columns=[x_title, y_title]).assign(source="marked"))
     cells = pd.concat(frames, ignore_index=True)
     layout = {
         "x_title": x_title,
@@ -98,6 +110,7 @@ def lines(
         "names": tuple(measured),
         "theory": bool(theory),
         "marker": marker is not None,
+        "marked": bool(marked),
         "points": points,
         "title": title,
     }
@@ -113,6 +126,7 @@ def _lines_chart(
     names: tuple[str, ...],
     theory: bool,
     marker: bool,
+    marked: bool,
     points: bool,
     title: str,
 ) -> alt.LayerChart:
@@ -135,6 +149,8 @@ def _lines_chart(
     if marker:
         rule = alt.Chart().mark_rule(color="grey", strokeDash=list(MARKER_DASH))
         layers.append(layer(rule, {"x": alt.X(field=x_title, type="quantitative")}, "datum.source == 'marker'"))
+    if marked:
+        layers.append(_rings(encoding))
     return alt.layer(*layers, **about(f"lines: {title}", heading(title, (), OVER_PLOT_AND_AXIS)))
 
 
@@ -203,9 +219,11 @@ def series_lines(
     log_x: bool = False,
     log_y: bool = False,
     title: str = "",
+    marked: tuple[tuple[str, int], ...] = (),
 ) -> dict:
     """Lines with points, one colour per series, each series with its own x values: ``series`` maps
-    a name to (x, y), so one series may stop before another (e.g. a method refused at long lengths).
+    a name to (x, y), so one series may stop before another (e.g. a method refused at long lengths). ``marked``:
+    points ringed (an exercise's answer), each a series' name and a position in its x.
 
     A log x axis is in base 2 with a tick at every x. Column names must not contain quotes or dots.
     Draw it with an explicit height: ``steps.chart_block(width, LINE_HEIGHT, series_lines, ...)``.
@@ -214,13 +232,24 @@ def series_lines(
         pd.DataFrame({x_title: np.asarray(x, dtype=float), y_title: np.asarray(y, dtype=float), "series": name})
         for name, (x, y) in series.items()
     ]
+    ticks = tuple(sorted(set(pd.concat(frames)[x_title])))
+    if marked:
+        rings = [(float(np.asarray(series[name][0])[at]), float(np.asarray(series[name][1])[at])) for name, at in marked]
+        frames.append(pd.DataFrame(rings, columns=[x_title, y_title]).assign(series="marked"))
     cells = pd.concat(frames, ignore_index=True)
-    layout = {"x_title": x_title, "y_title": y_title, "x_ticks": tuple(sorted(set(cells[x_title]))), "log_x": log_x}
+    layout = {"x_title": x_title, "y_title": y_title, "x_ticks": ticks, "log_x": log_x, "marked": bool(marked)}
     return compile_chart(_series_lines_chart, {"cells": cells}, **layout, log_y=log_y, names=tuple(series), title=title)
 
 
 def _series_lines_chart(
-    x_title: str, y_title: str, x_ticks: tuple[float, ...], log_x: bool, log_y: bool, names: tuple[str, ...], title: str
+    x_title: str,
+    y_title: str,
+    x_ticks: tuple[float, ...],
+    log_x: bool,
+    marked: bool,
+    log_y: bool,
+    names: tuple[str, ...],
+    title: str,
 ) -> alt.LayerChart:
     tooltip = [
         alt.Tooltip(field="series", type="nominal"),
@@ -228,9 +257,19 @@ def _series_lines_chart(
         alt.Tooltip(field=y_title, type="quantitative", format=".4g"),
     ]
     encoding = _series_position(x_title, y_title, x_ticks, log_x, log_y, names) | {"tooltip": tooltip}
-    dots = layer(alt.Chart().mark_point(filled=True, size=POINT_SIZE), encoding | {"shape": _series_shape(names)})
-    layers = [layer(alt.Chart().mark_line(), encoding), dots]
+    measured = "datum.series != 'marked'"
+    dots = layer(alt.Chart().mark_point(filled=True, size=POINT_SIZE), encoding | {"shape": _series_shape(names)}, measured)
+    layers = [layer(alt.Chart().mark_line(), encoding, measured), dots]
+    if marked:
+        layers.append(_rings(encoding))
     return alt.layer(*layers, **about(f"lines: {title}", heading(title, (), OVER_PLOT_AND_AXIS)))
+
+
+def _rings(encoding: dict) -> alt.Chart:
+    """Rings around the marked points (rows of source or series "marked"), in the highlight colour."""
+    ring = alt.Chart().mark_point(filled=False, size=RING_SIZE, strokeWidth=RING_WIDTH, color=HIGHLIGHT_COLOUR)
+    marked = "datum.source == 'marked' || datum.series == 'marked'"
+    return layer(ring, {"x": encoding["x"], "y": encoding["y"]}, marked)
 
 
 def _series_position(

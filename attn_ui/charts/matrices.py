@@ -29,6 +29,7 @@ from attn_ui.charts.sizes import (
 from attn_ui.charts.theme import ALLOWED_COLOUR, CATEGORIES, HIGHLIGHT_COLOUR, KINDS, MASKED_COLOUR, SERIES_COLOURS
 
 HIGHLIGHT_WIDTH = 3  # pixels of the outline of the row in focus
+MARKED_WIDTH = 5  # pixels of the outline of a marked cell (an exercise's answer): wider than a row's in focus
 DARK_WEIGHT = 0.45  # weights below this are dark enough for white numbers: the purple-blue end of viridis
 DARK_SHARE = 0.6  # signed values beyond this share of the largest |value| are dark enough for white numbers
 TILE_CLASSES = ("skipped", "full", "partial")  # attn_core's TILE_SKIPPED, TILE_FULL, TILE_PARTIAL, by name
@@ -51,14 +52,15 @@ def heatmap(
     sizes: CellSizes = PAGE_CELLS,
     legend_side: str = "bottom",
     highlight: int | None = None,
+    marked: tuple[tuple[int, int], ...] = (),
 ) -> dict:
     """A matrix as coloured cells with every token labelled on both axes and values on hover, as a Vega-Lite spec.
 
     ``kind`` "mask" draws a boolean matrix as "allowed" / "blocked", "additive" a matrix of 0 and -inf as "0" / "−∞",
     in the same two colours. Otherwise ``-inf`` cells (masked scores) are drawn grey and labelled "masked". ``sizes``:
     how large its cells may be; ``legend_side``: "bottom" or "right". ``highlight`` outlines one row (e.g. the query
-    at a generation step). ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its
-    images carry them.
+    at a generation step), ``marked`` the cells at these (row, column) positions (an exercise's answer).
+    ``subtitle``: lines under the title (a formula, a shape), part of the chart so that its images carry them.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -88,6 +90,8 @@ def heatmap(
         columns["dark"] = _dark_cells(kind, finite).ravel()
     if highlight is not None:
         columns["highlight"] = rows == highlight
+    if marked:
+        columns["marked"] = np.isin(rows * values.shape[1] + cols, [row * values.shape[1] + col for row, col in marked])
     layout = {
         "row_labels": tuple(row_labels),
         "col_labels": tuple(col_labels),
@@ -102,6 +106,7 @@ def heatmap(
         "min_step": sizes.min_step,
         "numbers": numbers,
         "highlight": highlight is not None,
+        "marked": bool(marked),
     }
     return compile_chart(_heatmap_chart, {"cells": pd.DataFrame(columns)}, **layout)
 
@@ -120,8 +125,10 @@ def _heatmap_chart(
     min_step: float,
     numbers: bool,
     highlight: bool,
+    marked: bool,
 ) -> alt.LayerChart:
-    """``heatmap``'s chart: cells, with their ``numbers`` written on them, and a ``highlight``ed row outlined."""
+    """``heatmap``'s chart: cells, with their ``numbers`` written on them, a ``highlight``ed row and ``marked`` cells
+    outlined."""
     position = {
         "x": alt.X(field="col", type="ordinal", axis=label_axis(col_labels, col_title, cell_width, min_step=min_step)),
         "y": alt.Y(field="row", type="ordinal", axis=label_axis(row_labels, row_title, cell_height, True, min_step)),
@@ -145,6 +152,9 @@ def _heatmap_chart(
         outline = alt.Chart().mark_rect(**cell, fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=HIGHLIGHT_WIDTH, tooltip=tooltip)
         # The row is a field, so a new row changes only the data; its outline's tooltip is its cell's, like the number's.
         layers.append(layer(outline, position, "datum.highlight"))
+    if marked:
+        outline = alt.Chart().mark_rect(**cell, fill=None, stroke=HIGHLIGHT_COLOUR, strokeWidth=MARKED_WIDTH, tooltip=tooltip)
+        layers.append(layer(outline, position, "datum.marked"))
     # Sized in steps: Streamlit's chart theme ignores a fixed width and height on band scales.
     size = {"width": alt.Step(cell_width), "height": alt.Step(cell_height)}
     # Its title is not cut (Vega-Lite cuts it at the cells' width): the chart is as wide as the cells, the row labels
