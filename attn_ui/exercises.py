@@ -15,7 +15,8 @@ that name, or a position from 0, negative from the end; a token the sentence lac
 
 A line chart's series are the rows of a matrix named as the chart, its x values (as written, "64") the columns; a
 bar chart is one row. ``largest`` and ``smallest`` choose a column of the row, or, given a ``column`` (and no row), a
-row of the column. ``question`` replaces the question asked (the answer stays the one its ``ask`` computes);
+row of the column. ``question`` replaces the question asked (the answer stays the one its ``ask`` computes; in it,
+``{row}`` is the label of the row, or column, asked about and ``{matrix}`` the matrix's name);
 ``tolerance`` is absolute for a value, relative for a ratio (0.1: within 10%). The reveal marks the answer's cells in
 the chart that draws the matrix (marks, called by attn_ui.draw). A question about a chart the slide draws only after
 an action (the Training view's *Train*) waits for it.
@@ -100,14 +101,21 @@ def answer(spec: dict, matrices: Matrices) -> Answer:
     name = _named(str(spec.get("matrix", "")), matrices)
     values, rows, columns = matrices[name]
     values = np.asarray(values, dtype=float)  # (rows, columns)
-    across_rows = ask in ("largest", "smallest") and "column" in spec and "row" not in spec
+    across_rows = _across_rows(spec)
     if across_rows:  # a row of the column: the same question about the matrix turned on its side
         values, rows, columns = values.T, columns, rows
     row = _position(spec.get("column" if across_rows else "row", -1), rows)
     asked, positions = ASKED[ask](spec, name, rows[row], columns, values[row])
     cells = tuple((column, row) if across_rows else (row, column) for column in positions)
     asked = replace(asked, matrix=name, cells=cells)
-    return replace(asked, question=str(spec["question"])) if spec.get("question") else asked
+    if spec.get("question"):  # the lesson's words, with the row's label and the matrix's name where it says so
+        asked = replace(asked, question=str(spec["question"]).replace("{row}", rows[row]).replace("{matrix}", name))
+    return asked
+
+
+def _across_rows(spec: dict) -> bool:
+    """Whether the question chooses a row of a column (largest or smallest, given a column and no row)."""
+    return spec.get("ask") in ("largest", "smallest") and "column" in spec and "row" not in spec
 
 
 def _named(wanted: str, matrices: Matrices) -> str:
@@ -126,19 +134,22 @@ def _extreme(spec: dict, name: str, row: str, columns: list[str], cells: np.ndar
     smallest = spec["ask"] == "smallest"
     ranked = np.argsort(cells if smallest else -cells, kind="stable")  # the first of equal values first, as argmax
     best, runner_up = int(ranked[0]), int(ranked[min(1, len(ranked) - 1)])
-    which = "smallest" if smallest else "largest"
-    reason = f"“{columns[best]}” has the {which} value in the row of “{row}”: {cells[best]:.3g}" + (
+    which, line = "smallest" if smallest else "largest", "column" if _across_rows(spec) else "row"
+    reason = f"“{columns[best]}” has the {which} value in the {line} of “{row}”: {cells[best]:.3g}" + (
         f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
     )
-    question = f"In “{name}”, which column has the {which} value in the row of “{row}”?"
+    other = "row" if line == "column" else "column"
+    question = f"In “{name}”, which {other} has the {which} value in the {line} of “{row}”?"
     if "weights" in name.lower() and not smallest:
         question = f"Which key does “{row}” attend to most?"
     return Answer(question, "token", columns[best], reason, tuple(dict.fromkeys(columns))), (best,)
 
 
 def _count(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
-    seen = np.flatnonzero(cells)
-    reason = f"The row of “{row}” has {len(seen)} non-zero entries: " + ", ".join(f"“{columns[j]}”" for j in seen) + "."
+    seen = np.flatnonzero(np.isfinite(cells) & (cells != 0))  # a masked weight is 0, a masked score −∞
+    reason = (
+        f"The row of “{row}” has {len(seen)} entries neither zero nor masked: " + ", ".join(f"“{columns[j]}”" for j in seen) + "."
+    )
     question = f"How many keys does “{row}” see (how many entries of its row in “{name}” are not zero)?"
     return Answer(question, "number", float(len(seen)), reason), tuple(int(j) for j in seen)
 

@@ -3,6 +3,8 @@ knows, and a lesson with a broken step says which and keeps the others."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from attn_ui.lessons import available, dump, load, parse
@@ -14,14 +16,24 @@ PAGES = {view.url_path: view.path for view in VIEWS}
 LINK_ONLY = {"slide", "part", "present"}  # what every view reads besides its parameters
 
 
-def test_two_lessons_ship_a_lecture_and_the_masks():
-    assert set(SHIPPED) == {"self-attention-in-one-lecture", "masks-of-todays-models"}
+def test_the_shipped_lessons_and_their_exercises_cover_every_view():
+    """Two lectures (the whole of self-attention; attention while a model writes), the masks of today's models, and a
+    revision lesson; at least three exercises on each view."""
+    assert set(SHIPPED) == {
+        "self-attention-in-one-lecture",
+        "masks-of-todays-models",
+        "attention-when-a-model-writes",
+        "revision-questions-across-the-views",
+    }
     lecture, masks = load(SHIPPED["self-attention-in-one-lecture"]), load(SHIPPED["masks-of-todays-models"])
     assert lecture.title == "Self-attention in one lecture" and len(lecture.steps) >= 15
     assert {"Pipeline", "Scaling", "Masking", "Multi_head", "Cost", "Real_model", "Training"} <= {s.view for s in lecture.steps}
     assert masks.title == "The masks of today's models" and len(masks.steps) >= 8
-    for step in (*lecture.steps, *masks.steps):
+    steps = [step for path in SHIPPED.values() for step in load(path).steps]
+    for step in steps:
         assert step.problem is None and step.title and step.notes, step
+    exercises = Counter(step.view for step in steps if step.exercise)
+    assert {view.url_path for view in VIEWS} == set(exercises) and min(exercises.values()) >= 3, exercises
 
 
 @pytest.mark.parametrize("step", [step for path in SHIPPED.values() for step in load(path).steps], ids=lambda step: step.title)
