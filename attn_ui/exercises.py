@@ -228,8 +228,8 @@ def finish() -> None:
         return
     given = st.session_state.get(ANSWERS, {}).get(key)
     with box:
-        st.markdown(f"**Exercise.** {escape_markdown(expected.question)}")
         if given is None:
+            st.markdown(f"**Exercise.** {escape_markdown(expected.question)}")
             with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
                 if expected.kind == "token":
                     st.pills("Your answer", expected.options, key="_exercise_given", label_visibility="collapsed")
@@ -238,7 +238,7 @@ def finish() -> None:
                         "Your answer", key="_exercise_given", value=None, step=1.0 if expected.tolerance == 0 else 0.01
                     )
                 st.button("Check", type="primary", key="_exercise_check", on_click=_check, args=(key, spec))
-        else:
+        else:  # one line in place of the question: the slide's charts get their room back
             verdict = "Right." if given["right"] else f"Not quite: you answered {_shown_value(given['given'])}."
             (st.success if given["right"] else st.error)(escape_markdown(f"{verdict} {expected.reason}"))
 

@@ -137,18 +137,18 @@ if slides.show(3):
         "**saturates** as d_k grows: entropy → 0, largest weight → 1, its Jacobian (how far weights move with the "
         "scores) → 0, so **gradients vanish**. Scaled, all three stay put."
     )
-    curves = {
-        "Normalized entropy": "normalized_entropy",
-        "Largest weight": "max_weight",
-        "Norm of the softmax Jacobian": "jacobian_norm",
+    curves = {  # title: (field, y title no longer than a short plot is high: a longer one pushed the chart's title up)
+        "Normalized entropy": ("normalized_entropy", "normalized entropy"),
+        "Largest weight": ("max_weight", "largest weight"),
+        "Norm of the softmax Jacobian": ("jacobian_norm", "Jacobian norm"),
     }
     with row(len(curves), lines_below=3) as charts:  # the formula under the charts
-        for title, field in curves.items():
+        for title, (field, y_title) in curves.items():
             measured = {
                 "unscaled": getattr(saturation.unscaled, field).numpy(),
                 "÷ √d_k": getattr(saturation.scaled, field).numpy(),
             }
-            options = {"x_title": "d_k", "y_title": title.lower(), "log_x": True, "marker": d_k, "title": title}
+            options = {"x_title": "d_k", "y_title": y_title, "log_x": True, "marker": d_k, "title": title}
             chart_block(charts, LINE_WIDTH, LINE_HEIGHT, lines, d_k_axis, measured, **options)
     st.latex(
         r"\frac{\partial\,\mathrm{softmax}(z)}{\partial z} = \operatorname{diag}(p) - p\,p^\top"

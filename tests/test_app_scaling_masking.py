@@ -97,7 +97,7 @@ def test_scaling_defaults_show_the_source_numbers_and_the_engine():
     assert metric(at, "Var(q·k) at d_k = 64") == f"{float(variance.unscaled[index]):.2f}"
     saturation = softmax_saturation(0)
     assert line_series(at, "largest weight", "unscaled") == [pytest.approx(saturation.unscaled.max_weight.tolist())]
-    assert line_series(at, "norm of the softmax jacobian", "÷ √d_k") == [pytest.approx(saturation.scaled.jacobian_norm.tolist())]
+    assert line_series(at, "Jacobian norm", "÷ √d_k") == [pytest.approx(saturation.scaled.jacobian_norm.tolist())]
 
     # The sentence's weights and each row's entropy.
     tokens = tokenize(DEFAULT_SENTENCE)

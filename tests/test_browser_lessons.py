@@ -1,5 +1,5 @@
-"""The shipped lessons in a real browser: every step fits a 1024 × 576 projector and a full-HD screen, and the
-keyboard's → and ← walk a lesson from one view to the next."""
+"""The shipped lessons in a real browser: every step fits a 1024 × 576 projector and a full-HD screen, an exercise's
+step both asked and revealed, and the keyboard's → and ← walk a lesson from one view to the next."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from tests.browser_support import (
     exception_texts,
     rerun,
     server,
-    settle_layout,
     settle_runs,
     skip_without_browser,
     visit,
@@ -44,18 +43,24 @@ def press_and_wait(page, key: str, step: int) -> None:
 
 
 def answer_and_check(page) -> None:
-    """Answer the step's exercise (its first token, or 1) and press Check: the charts are revealed."""
-    choices = page.locator(".st-key-_exercise_given button")
-    if choices.count():
-        choices.first.click()
-    else:
-        page.locator(".st-key-_exercise_given input").fill("1")
-        page.locator(".st-key-_exercise_given input").press("Enter")
+    """Answer the step's exercise (its first token, or 1) and press Check: the charts are revealed. A Training step's
+    question waits for its run: Train first."""
+    train = page.get_by_role("button", name="Train")
+    if train.count():
+        with rerun(page, timeout_s=120):
+            train.click()
+        settle_runs(page)
+    number = page.locator(".st-key-_exercise_given input")
+    if number.count():
+        number.fill("1")
+        number.press("Enter")
+    else:  # a token to choose
+        page.locator(".st-key-_exercise_given button").first.click()
     page.wait_for_selector(IDLE, timeout=90_000)
     with rerun(page):
         page.get_by_role("button", name="Check").click()
     page.locator(".st-key-slide_notes [data-testid='stAlertContainer']").first.wait_for(timeout=30_000)
-    settle_layout(page)
+    settle_runs(page)  # the notes, now taller, report their height, and the slide is laid out again for it
     assert page.locator("[data-testid='stVegaLiteChart']").count() > 0  # the charts, revealed
 
 
@@ -73,10 +78,13 @@ def test_every_step_of_a_lesson_fits_the_screen_and_the_keyboard_walks_it(server
                 press_and_wait(page, "ArrowRight", number)
             assert bar_step(page) == (number, len(lesson.steps))
             views.append(page.url.split("?")[0].rsplit("/", 1)[1])
+            step = lesson.steps[number - 1]
             slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
-            problems += [
-                f"step {number} ({lesson.steps[number - 1].title}): {problem}" for problem in problems_of(slide, viewport)
-            ]
+            problems += [f"step {number} ({step.title}): {problem}" for problem in problems_of(slide, viewport)]
+            if step.exercise:  # the reveal too: the charts, the verdict and its reason
+                answer_and_check(page)
+                slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
+                problems += [f"step {number} ({step.title}), revealed: {problem}" for problem in problems_of(slide, viewport)]
         assert views == [step.view for step in lesson.steps]  # each step on its own view's page
         press_and_wait(page, "ArrowLeft", len(lesson.steps) - 1)  # back across views too
         assert page.url.split("?")[0].endswith("/" + lesson.steps[-2].view)
