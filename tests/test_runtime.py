@@ -197,3 +197,23 @@ def test_viewers_see_the_app_not_the_developer_toolbar():
     root = Path(__file__).resolve().parent.parent
     result = subprocess.run([sys.executable, "-c", read], cwd=root, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "viewer"
+
+
+def test_the_numbers_pages_are_compared_with_do_not_depend_on_the_thread_count():
+    """The server computes at one thread (page.tune_server), a test's direct call at torch's default: the forward
+    passes the AppTest tests compare with a page (toy multi-head attention, MiniLM's attention) agree at 1 and 2
+    threads within half of those tests' 1e-6 (a training run does not, whence attn_core.training's fixed threads)."""
+    from attn_core import MiniLM, embed_tokens, multi_head_attention, multi_head_projections, sinusoidal
+    from attn_core.device import torch_threads
+    from attn_core.examples import COREFERENCE_SENTENCES
+    from attn_core.text import tokenize
+
+    model, tokens = MiniLM.load(), tokenize(COREFERENCE_SENTENCES[0])
+    x = embed_tokens(tokens, 32, 0) + sinusoidal(len(tokens), 32)  # (T, C)
+    runs = []
+    for threads in (1, 2):
+        with torch_threads(threads):
+            heads = multi_head_attention(x, *multi_head_projections(32, 0), 4).heads.weights  # (h, T, T)
+            runs.append((heads, model.run_texts(list(COREFERENCE_SENTENCES[:2])).weights(0)))  # (L, H, T, T)
+    for one, two in zip(*runs, strict=True):
+        torch.testing.assert_close(one, two, atol=5e-7, rtol=0)
