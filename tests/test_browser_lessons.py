@@ -12,7 +12,7 @@ from tests.browser_support import (
     browser,
     exception_texts,
     rerun,
-    server,
+    running_app,
     settle_runs,
     skip_without_browser,
     visit,
@@ -20,12 +20,26 @@ from tests.browser_support import (
 from tests.test_browser_slides import FULL_HD, SLIDE, VIEWPORTS, problems_of
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
+__all__ = ["browser"]  # a module-scoped fixture from tests.browser_support
+PlaywrightError = pytest.importorskip("playwright.sync_api").Error
+
+
+@pytest.fixture
+def server():
+    """A server of its own for each lesson's walk: one walk that goes wrong (in a full suite under load, twice a slide
+    bar never came back) leaves nothing behind for the next."""
+    with running_app() as base:
+        yield base
 
 
 def bar_step(page) -> tuple[int, int]:
     """The lesson's step on screen and its number of steps, as the slide's bar says them."""
-    found = re.search(r"step (\d+) of (\d+)", page.locator(".st-key-slide_bar").inner_text(timeout=90_000))
+    try:
+        text = page.locator(".st-key-slide_bar").inner_text(timeout=90_000)
+    except PlaywrightError as error:  # say what the page shows instead, for whoever reads the failure
+        shown = page.locator("[data-testid='stMain']").inner_text(timeout=5_000)[:600]
+        raise AssertionError(f"no slide bar at {page.url}; the page shows: {shown!r}") from error
+    found = re.search(r"step (\d+) of (\d+)", text)
     return (int(found[1]), int(found[2])) if found else (0, 0)
 
 

@@ -227,7 +227,8 @@ def test_the_trained_pattern_accuracy_and_lower_loss_are_the_engines():
     assert best == example[2] and accuracy > 0.9 and lower == "scaled"  # it learnt to look one back, scaled
 
     at = open_step(REVISION, 9)
-    next(button for button in at.button if button.label == "Train").click().run()
+    for train_button in [button for button in at.button if button.label == "Train"]:  # absent if trained in this process
+        train_button.click().run()
     assert hidden(at) and verdict(give(at, best)).startswith("Right.")
     assert verdict(give(open_step(REVISION, 9), other(example, best))).startswith("Not quite")
     right_and_wrong(REVISION, 10, round(accuracy, 2), accuracy - 0.2)
