@@ -135,7 +135,8 @@ def _extreme(spec: dict, name: str, row: str, columns: list[str], cells: np.ndar
     ranked = np.argsort(cells if smallest else -cells, kind="stable")  # the first of equal values first, as argmax
     best, runner_up = int(ranked[0]), int(ranked[min(1, len(ranked) - 1)])
     which, line = "smallest" if smallest else "largest", "column" if _across_rows(spec) else "row"
-    reason = f"“{columns[best]}” has the {which} value in the {line} of “{row}”: {cells[best]:.3g}" + (
+    where = f"at “{row}”" if line == "column" else f"in the row of “{row}”"  # a column: a chart's x, as a line chart's step
+    reason = f"“{columns[best]}” has the {which} value {where}: {cells[best]:.3g}" + (
         f" (next: “{columns[runner_up]}”, {cells[runner_up]:.3g})." if runner_up != best else "."
     )
     other = "row" if line == "column" else "column"

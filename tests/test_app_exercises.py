@@ -199,6 +199,7 @@ def test_a_question_is_computed_from_the_matrix_it_names():
     assert smallest.value == "a" and smallest.cells == ((1, 0),) and "“a” has the smallest value" in smallest.reason
     lowest_row = answer({"ask": "smallest", "matrix": "Attention weights", "column": "it"}, matrices)  # a row of a column
     assert lowest_row.value == "a" and lowest_row.options == ("a", "b", "it") and lowest_row.cells == ((0, 2),)
+    assert lowest_row.reason.startswith("“a” has the smallest value at “it”: 0")
     for spec, message in [
         ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, smallest, count, value, ratio"),
         ({"ask": "count", "matrix": "Scores"}, "is not drawn on this slide, whose matrices are: Attention weights"),
