@@ -59,7 +59,7 @@ def head_groups_block(row: Row, found: list[Layout], heads: int) -> None:
     room = slide.on_slide(row.room)
     width = MAX_WIDTH if room is None else min(MAX_WIDTH, room.width)
     with block(width):
-        draw(head_groups, reads, width=width - HEAD_AXIS_ROOM, title="The K/V head each query head reads")
+        draw(head_groups, reads, plot_width=width - HEAD_AXIS_ROOM, title="The K/V head each query head reads")
 
 
 def by_layout(points: tuple[DecodePoint, ...], variant: Variant, field: str) -> dict[str, np.ndarray]:

@@ -473,3 +473,20 @@ def test_a_heatmaps_room_is_a_value_and_what_does_not_fit_comes_back():
     assert heatmap_size(room, words[:fitting], words[:fitting], title_lines=3).crowding is None
     assert heatmap_size(room, words[: fitting + 1], words[: fitting + 1], title_lines=3).crowding is not None
     assert room == Room(width=896, height=340)  # the room itself is not written to
+
+
+def test_no_chart_takes_an_argument_that_draw_keeps_for_itself():
+    """attn_ui.draw takes width, height, name, key and on_select for the element: a builder's argument of one of these
+    names never reached the builder (the Decoding view's head groups were drawn at their default width, as wide again
+    on a full-HD slide)."""
+    import inspect
+
+    from attn_ui.draw import draw
+
+    kept = set(inspect.signature(draw).parameters) - {"builder", "args", "options"}
+    builders = [f for f in vars(charts).values() if inspect.isfunction(f) and f.__module__.startswith("attn_ui.charts")]
+    assert kept == {"width", "height", "name", "key", "on_select"} and len(builders) > 10
+    assert not [(f.__name__, p) for f in builders for p in inspect.signature(f).parameters if p in kept]
+    heads = {"MHA": list("01234567"), "MQA": list("00000000")}
+    spec = as_spec(charts.head_groups(heads, plot_width=320))
+    assert spec["width"] == {"step": 40}  # 320 px over 8 query heads

@@ -276,10 +276,11 @@ def _tile_map_chart(q_blocks: int, k_blocks: int, block_q: int, block_k: int, si
     )
 
 
-def head_groups(reads: dict[str, list[str]], *, width: int = MAX_WIDTH, title: str = "") -> dict:
+def head_groups(reads: dict[str, list[str]], *, plot_width: int = MAX_WIDTH, title: str = "") -> dict:
     """Which cached head each query head reads, a row of cells per layout: ``reads`` maps a layout's name to, for each
     query head in order, the name of the K/V head it reads ("0", "1", …, or "latent"); the query heads that share one
-    are drawn in one colour, with its name in them where it fits. Its plot is ``width`` pixels wide."""
+    are drawn in one colour, with its name in them where it fits. Its plot is at most ``plot_width`` pixels wide (not
+    ``width``, which attn_ui.draw takes for the element's)."""
     layouts = list(reads)
     heads = len(next(iter(reads.values())))
     shared = [name for names in reads.values() for name in names]
@@ -292,7 +293,7 @@ def head_groups(reads: dict[str, list[str]], *, width: int = MAX_WIDTH, title: s
         }
     )
     kv_names = tuple(dict.fromkeys(shared))  # in order of first use: K/V head 0, 1, … then the latent
-    step = min(MAX_STEP, width / heads)
+    step = min(MAX_STEP, plot_width / heads)
     return compile_chart(
         _head_groups_chart, {"cells": cells}, layouts=tuple(layouts), kv_names=kv_names, heads=heads, step=step, title=title
     )
