@@ -84,12 +84,17 @@ def slide_matrices(shown: Shown) -> Matrices:
             found.setdefault(name, (np.asarray(values, dtype=float)[None, :], [options.get("value_title", name)], list(labels)))
         elif builder is series_lines:  # each series its own x: a row each, a column per x of any, NaN where it has none
             series = args[0]
-            xs = sorted({float(x) for x_values, _ in series.values() for x in x_values})
+            xs = _every_x(series)
             grid = np.full((len(series), len(xs)), np.nan)
             for row, (x_values, y_values) in enumerate(series.values()):
                 grid[row, [xs.index(float(x)) for x in x_values]] = y_values
             found.setdefault(name, (grid, list(series), [f"{x:g}" for x in xs]))
     return found
+
+
+def _every_x(series: dict[str, tuple[np.ndarray, np.ndarray]]) -> list[float]:
+    """The x values of any series of a series_lines chart, in order: the columns of its matrix."""
+    return sorted({float(x) for x_values, _ in series.values() for x in x_values})
 
 
 def answer(spec: dict, matrices: Matrices) -> Answer:
@@ -265,9 +270,8 @@ def marks(chart: str, builder: Callable[..., dict], args: tuple) -> dict[str, An
         names = list(args[1])
         return {"marked": tuple((names[row], column) for row, column in expected.cells)}
     if builder is series_lines:  # the matrix's columns are the x of every series: each point's position in its own x
-        series = args[0]
-        xs = sorted({float(x) for x_values, _ in series.values() for x in x_values})
-        names = list(series)
+        series, names = args[0], list(args[0])
+        xs = _every_x(series)
         points = [(names[row], [float(x) for x in series[names[row]][0]], xs[column]) for row, column in expected.cells]
         return {"marked": tuple((name, own.index(x)) for name, own, x in points if x in own)}
     return {}
