@@ -136,7 +136,7 @@ Asked = tuple[Answer, tuple[int, ...]]
 
 
 def _extreme(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
-    smallest = spec["ask"] == "smallest"
+    smallest, cells = spec["ask"] == "smallest", cells + 0.0  # + 0.0: −0.0 (one token's entropy) is written 0
     ranked = np.argsort(cells if smallest else -cells, kind="stable")  # the first of equal values first, as argmax
     best, runner_up = int(ranked[0]), int(ranked[min(1, len(ranked) - 1)])
     which, line = "smallest" if smallest else "largest", "column" if _across_rows(spec) else "row"
@@ -153,9 +153,9 @@ def _extreme(spec: dict, name: str, row: str, columns: list[str], cells: np.ndar
 
 def _count(spec: dict, name: str, row: str, columns: list[str], cells: np.ndarray) -> Asked:
     seen = np.flatnonzero(np.isfinite(cells) & (cells != 0))  # a masked weight is 0, a masked score −∞
-    reason = (
-        f"The row of “{row}” has {len(seen)} entries neither zero nor masked: " + ", ".join(f"“{columns[j]}”" for j in seen) + "."
-    )
+    entries = "entry" if len(seen) == 1 else "entries"
+    listed = ", ".join(f"“{columns[j]}”" for j in seen)
+    reason = f"The row of “{row}” has {len(seen)} {entries} neither zero nor masked: {listed}."
     question = f"How many keys does “{row}” see (how many entries of its row in “{name}” are not zero)?"
     return Answer(question, "number", float(len(seen)), reason), tuple(int(j) for j in seen)
 

@@ -200,6 +200,13 @@ def test_a_question_is_computed_from_the_matrix_it_names():
     lowest_row = answer({"ask": "smallest", "matrix": "Attention weights", "column": "it"}, matrices)  # a row of a column
     assert lowest_row.value == "a" and lowest_row.options == ("a", "b", "it") and lowest_row.cells == ((0, 2),)
     assert lowest_row.reason.startswith("“a” has the smallest value at “it”: 0")
+    one = {"One token": (np.array([[-0.0]]), ["x"], ["x"])}  # a one-token sentence's entropy, and its one key
+    assert answer({"ask": "largest", "matrix": "One token"}, one).reason == "“x” has the largest value in the row of “x”: 0."
+    assert answer({"ask": "count", "matrix": "Attention weights", "row": 1}, matrices).reason.count("entries") == 1
+    assert (
+        "has 1 entry neither zero nor masked: “a”."
+        in answer({"ask": "count", "matrix": "One token"}, {"One token": (np.array([[1.0]]), ["a"], ["a"])}).reason
+    )
     for spec, message in [
         ({"ask": "guess", "matrix": "Attention weights"}, "expected one of largest, smallest, count, value, ratio"),
         ({"ask": "count", "matrix": "Scores"}, "is not drawn on this slide, whose matrices are: Attention weights"),
