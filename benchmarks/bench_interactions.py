@@ -794,7 +794,7 @@ def machine(browser) -> dict:
 def launched_server() -> Iterator[tuple]:
     """A fresh server and the perf_counter time at which it was launched."""
     launched = time.perf_counter()
-    with app_server(poll_s=0.05) as server:
+    with app_server() as server:
         yield server, launched
 
 

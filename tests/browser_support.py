@@ -1,6 +1,6 @@
 """Real-browser helpers shared by the browser tests and docs/screenshots.py: a fresh app server, Chromium, page waits.
 
-Test modules call ``skip_without_browser()`` first, then import the ``server`` and ``browser`` fixtures from here.
+Test modules call ``skip_without_browser()`` first; their ``server`` and ``browser`` fixtures are tests/conftest.py's.
 Waits follow the app's WebSocket: a run is over when its ``script_finished`` message has arrived and the page
 says "notRunning" (a fast rerun may never show "running" in the page, so the page alone cannot tell).
 """
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,8 +38,9 @@ EXCEPTION = "[data-testid='stException']"
 SENTENCE = "the quick brown fox jumps over a lazy dog while my friend reads an old book"  # 16 distinct words
 RUN_TIMEOUT_S = 90  # the first run of a view on a fresh server imports torch (and may load the real model)
 SERVER_START_S = 60
-# page -> the starts ("new_session") and ends ("script_finished") of its script runs, in order: a run stopped for a
-# rerun (the window's report of its size arriving while the first run still computes) starts and never ends.
+# page -> the starts ("new_session") and ends ("script_finished") of its script runs and the reruns the page asked
+# for ("rerun_script": a control's change, the window's report of its size), in order: a run stopped for a rerun (the
+# report arriving while the first run still computes) starts and never ends.
 _runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -57,7 +59,8 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_until_healthy(base: str, process: subprocess.Popen, poll_s: float = 0.5) -> None:
+def wait_until_healthy(base: str, process: subprocess.Popen, poll_s: float = 0.05) -> None:
+    """Ask for the server's health every ``poll_s`` (a refused connection costs nothing) until it answers."""
     deadline = time.monotonic() + SERVER_START_S
     while True:
         try:
@@ -101,16 +104,15 @@ def server_command(port: int, script: str = "streamlit_app.py", module: str = "s
 
 
 @contextmanager
-def app_server(poll_s: float = 0.5, script: str = "streamlit_app.py", module: str = "streamlit") -> Iterator[AppServer]:
-    """As ``running_app``, yielding the server's URL and process id (for its memory); ``poll_s``: how often
-    its health is asked for while it starts; ``script``: what it serves, from the repository root; ``module``: as
-    in ``server_command``."""
+def app_server(script: str = "streamlit_app.py", module: str = "streamlit") -> Iterator[AppServer]:
+    """As ``running_app``, yielding the server's URL and process id (for its memory); ``script``: what it serves,
+    from the repository root; ``module``: as in ``server_command``."""
     port = free_port()
     command = server_command(port, script, module)
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until_healthy(base, process, poll_s)
+        wait_until_healthy(base, process)
         yield AppServer(base, process.pid)
     finally:
         process.terminate()
@@ -134,25 +136,18 @@ def chromium() -> Iterator:
             launched.close()
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_app() as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
-
-
 def _record_runs(page, websocket) -> None:
-    def on_frame(payload) -> None:
+    def on_received(payload) -> None:
         kind = ForwardMsg.FromString(payload).WhichOneof("type") if isinstance(payload, bytes) else None
         if kind in ("script_finished", "new_session"):
             _runs[page].append(kind)
 
-    websocket.on("framereceived", on_frame)
+    def on_sent(payload) -> None:
+        if isinstance(payload, bytes) and BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+            _runs[page].append("rerun_script")
+
+    websocket.on("framereceived", on_received)
+    websocket.on("framesent", on_sent)
 
 
 def finished_runs(page) -> int:
@@ -241,16 +236,28 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
         raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 
-def settle_runs(page) -> None:
-    """Wait until the app is idle and no run has finished for 0.5 s: a new page's window-size report reruns it once
-    more after its first run (when the size changes what it draws), and a slide is laid out for that report."""
+def settle_runs(page, timeout_s: float = RUN_TIMEOUT_S) -> None:
+    """Wait until every rerun the page has asked for has finished and the page has settled (settle_layout). A new
+    page's window-size report reruns it once more after its first run (when the size changes what it draws), and a
+    slide is laid out for that report; the report is sent 150 ms after the page's content last changed size, within
+    settle_layout's quiet 250 ms, so a page settled with no asked-for rerun unfinished asks for none."""
+    deadline = time.monotonic() + timeout_s
     while True:
-        page.wait_for_selector(IDLE, timeout=RUN_TIMEOUT_S * 1000)
-        runs = finished_runs(page)
-        page.wait_for_timeout(500)
-        if finished_runs(page) == runs and page.locator(IDLE).count():
-            break
-    settle_layout(page)
+        while _rerun_pending(page):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"a rerun the page asked for did not finish within {timeout_s} s (page {page.url})")
+            page.wait_for_timeout(50)  # lets playwright deliver WebSocket events
+        page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
+        settle_layout(page)
+        if not _rerun_pending(page):
+            return
+
+
+def _rerun_pending(page) -> bool:
+    """Whether a rerun the page asked for has not finished yet: no run finished since the last one asked for."""
+    events = _runs[page]
+    asked = max((i for i, kind in enumerate(events) if kind == "rerun_script"), default=-1)
+    return "script_finished" not in events[asked + 1 :]
 
 
 def exception_texts(page) -> list[str]:

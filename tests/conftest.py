@@ -34,6 +34,26 @@ os.environ["ATTN_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-cache-")
 tuning.keep(UNTUNED, {"note": "written by tests/conftest.py"})
 
 
+@pytest.fixture(scope="session")
+def server():
+    """The browser tests' app server, one per test process, shared by the modules whose tests only read what it
+    serves (starting one takes a second of CPU, and its first visit imports torch); a module that needs a server of
+    its own defines its own ``server``."""
+    from tests.browser_support import running_app
+
+    with running_app() as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, one per test process."""
+    from tests.browser_support import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
 @pytest.fixture(autouse=True)
 def fresh_caches():
     """Caches outlive AppTest instances in one process; each test starts clean."""

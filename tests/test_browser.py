@@ -13,12 +13,10 @@ from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     EXCEPTION,
     IDLE,
-    browser,
     choose,
     exception_texts,
     finished_runs,
     rerun,
-    server,
     settle_layout,
     settle_runs,
     skip_without_browser,
@@ -27,7 +25,6 @@ from tests.browser_support import (
 
 skip_without_browser()
 PlaywrightError = pytest.importorskip("playwright.sync_api").Error
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 NEW_SENTENCE = "my friend reads an old book"
 
 

@@ -10,10 +10,9 @@ import time
 import pytest
 
 from attn_ui.measure import MEASURE
-from tests.browser_support import IDLE, browser, exception_texts, finished_runs, rerun, server, skip_without_browser, visit
+from tests.browser_support import IDLE, exception_texts, finished_runs, rerun, skip_without_browser, visit
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 WAITING = "Another sweep is running on this server"  # what a session is told while another sweep holds the lock
 # A sweep whose every length takes 20 timed rounds of the three methods and the matmul reference: T=2,048 alone
 # lasts about 8 s on the 2-core development machine, each of its samples under 0.2 s, and the 300 s budget

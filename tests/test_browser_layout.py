@@ -22,10 +22,8 @@ from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     IDLE,
     SENTENCE,
-    browser,
     exception_texts,
     rerun,
-    server,
     settle_layout,
     settle_runs,
     skip_without_browser,
@@ -34,7 +32,6 @@ from tests.browser_support import (
 
 skip_without_browser()
 PlaywrightError = pytest.importorskip("playwright.sync_api").Error
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 
 WORDS = SENTENCE.split()
 WITHOUT_TEXT = {"Cost", "Training"}  # views that take no sentence

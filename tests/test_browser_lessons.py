@@ -9,7 +9,6 @@ import pytest
 
 from attn_ui.lessons import available, load
 from tests.browser_support import (
-    browser,
     exception_texts,
     rerun,
     running_app,
@@ -20,7 +19,6 @@ from tests.browser_support import (
 from tests.test_browser_slides import FULL_HD, SLIDE, VIEWPORTS, problems_of
 
 skip_without_browser()
-__all__ = ["browser"]  # a module-scoped fixture from tests.browser_support
 PlaywrightError = pytest.importorskip("playwright.sync_api").Error
 
 

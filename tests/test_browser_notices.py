@@ -13,11 +13,10 @@ from urllib.parse import urlencode
 import pytest
 
 from attn_ui.page import PIPELINE, REAL_MODEL
-from tests.browser_support import IDLE, _runs, browser, rerun, server, settle_layout, skip_without_browser, visit
+from tests.browser_support import IDLE, _runs, rerun, settle_layout, skip_without_browser, visit
 from tests.test_browser_slides import SLIDE, problems_of
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 
 PROJECTOR = (1024, 576)
 QUIET_S = 1.5  # no run starts for this long: the notes' report (150 ms after the page stops changing) has come

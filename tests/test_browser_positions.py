@@ -6,10 +6,9 @@ from urllib.parse import urlencode
 
 from attn_core import tokenize
 from tests.browser_support import SENTENCE as SIXTEEN_WORDS
-from tests.browser_support import browser, exception_texts, server, settle_layout, skip_without_browser, visit
+from tests.browser_support import exception_texts, settle_layout, skip_without_browser, visit
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 SENTENCE = "my friend reads an old book"
 SEED = 23  # toy weights (the same on every machine) that leave every point of this sentence's map clear of the others
 TOOLTIP = "#vg-tooltip-element"

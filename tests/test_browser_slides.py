@@ -16,11 +16,9 @@ import pytest
 from attn_ui.page import COST, MULTI_HEAD, TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
 from tests.browser_support import (
     SENTENCE,
-    browser,
     exception_texts,
     finished_runs,
     rerun,
-    server,
     settle_layout,
     skip_without_browser,
     visit,
@@ -29,7 +27,6 @@ from tests.browser_support import (
 )
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 
 VIEWPORTS = ((1024, 576), (1280, 720), (1440, 900), (1920, 1080))
 FULL_HD = (1920, 1080)

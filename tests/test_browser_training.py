@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from attn_ui.page import TRAINING
-from tests.browser_support import browser, exception_texts, rerun, server, settle_layout, skip_without_browser, visit
+from tests.browser_support import exception_texts, rerun, settle_layout, skip_without_browser, visit
 from tests.test_browser_slides import VIEWPORTS, walk, walk_problems
 
 skip_without_browser()
-__all__ = ["browser", "server"]  # module-scoped fixtures from tests.browser_support
 
 QUICK = "task=marker&d_k=16&steps=100"  # a pair of runs in about a second; the server keeps it for the module
 
