@@ -45,9 +45,10 @@ def server():
         yield base
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium, one per test process."""
+    """Headless Chromium for a module's tests (Playwright's synchronous API holds an event loop while it runs, which
+    tests of the asyncio protocol client, tests/test_classroom.py, cannot share)."""
     from tests.browser_support import chromium
 
     with chromium() as launched:
