@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 from dataclasses import dataclass
 
 import streamlit as st
@@ -88,14 +89,29 @@ html {{ font-size: {type_px}px; }}
 }
 
 
+_modules_frozen = 0  # how many modules were loaded when the collector last froze what was alive
+
+
+def freeze_loaded_modules() -> None:
+    """Keep Streamlit's garbage collection after every run (its runner.postScriptGC) short: call at the start of
+    every run.
+
+    That collection is a full pass over every object the collector tracks, holding the GIL: with torch, pandas and
+    Streamlit loaded it was 95 ms of every redraw, and the first FlexAttention block mask (the mask studio, the Cost
+    view's FlexAttention) imports 800 more modules (torch._dynamo, sympy: 117,000 objects, 30-75 ms of every later
+    run). Modules, their functions and tables live as long as the process, so whenever the runs before this one have
+    loaded modules, what is alive now is frozen, out of the collector's sight; each pass then walks only what the
+    runs create, which it still collects. Freezing here follows the last run's collection, so it keeps little else:
+    at most what other sessions' runs hold at this moment, once for each time modules were loaded."""
+    global _modules_frozen
+    if len(sys.modules) != _modules_frozen:
+        gc.freeze()
+        _modules_frozen = len(sys.modules)
+
+
 @functools.cache
 def tune_server() -> None:
     """The process-wide settings that serve the views well, applied once, by the first run of any page (setup)."""
-    # Streamlit collects garbage after every run (its runner.postScriptGC), a full pass over every Python object,
-    # holding the GIL: with torch, pandas and Streamlit loaded that was 95 ms of every redraw. The objects loaded by
-    # now (modules, their functions and tables) live as long as the process; freezing moves them out of the
-    # collector's sight, so that each pass walks only what the runs create, which it still collects.
-    gc.freeze()
     malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
     tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses no longer wait ~40 ms for the browser's acknowledgement
     # The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other;
@@ -113,6 +129,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     (whose widgets may share a key with this one's) are forgotten when the view changes.
     """
     tune_server()
+    freeze_loaded_modules()
     lesson_player.follow(view.path)  # may open another view (a lesson's step), ending this run
     present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
     if type(present) is not bool:
