@@ -36,9 +36,9 @@ tuning.keep(UNTUNED, {"note": "written by tests/conftest.py"})
 
 @pytest.fixture(scope="session")
 def server():
-    """The browser tests' app server, one per test process, shared by the modules whose tests only read what it
-    serves (starting one takes a second of CPU, and its first visit imports torch); a module that needs a server of
-    its own defines its own ``server``."""
+    """The browser tests' app server, one per test process and shared by their modules (starting one takes a second
+    of CPU, and its first visit imports torch); a module whose tests need a server of their own (the lessons' walks)
+    defines its own ``server``."""
     from tests.browser_support import running_app
 
     with running_app() as base:

@@ -10,7 +10,7 @@ from tests.test_browser_slides import VIEWPORTS, walk, walk_problems
 
 skip_without_browser()
 
-QUICK = "task=marker&d_k=16&steps=100"  # a pair of runs in about a second; the server keeps it for the module
+QUICK = "task=marker&d_k=16&steps=100"  # a pair of runs in about a second; the server keeps it
 
 
 def snapshot_title(page) -> str:
