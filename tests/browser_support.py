@@ -268,17 +268,20 @@ def exception_texts(page) -> list[str]:
 def choose(page, label: str, option: str) -> None:
     """Pick an option of a select box and wait for the rerun it causes. Streamlit 1.67's select box is a combobox
     whose list a click does not always open; the keyboard does, and a key pressed while the page is still drawing
-    may be lost, so the list is opened again when it does not show."""
+    may be lost, or the list may close again before the option is clicked (a redraw of the box): the list is opened
+    again, and the option clicked, until the click lands."""
     from playwright.sync_api import Error
 
     box = page.get_by_role("combobox", name=label, exact=True)
     wanted = page.get_by_role("option", name=option, exact=True)
-    for attempt in range(3):
-        box.press("ArrowDown")
-        try:
-            wanted.wait_for(timeout=3_000 * (attempt + 1))
-            break
-        except Error:
-            box.press("Escape")
     with rerun(page):
-        wanted.click()
+        for attempt in range(1, 4):
+            box.press("ArrowDown")
+            try:
+                wanted.wait_for(timeout=3_000 * attempt)
+                wanted.click(timeout=3_000)
+                return
+            except Error:
+                if attempt == 3:
+                    raise
+                box.press("Escape")

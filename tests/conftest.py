@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -32,6 +33,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # whatever a developer's machine has tuned, and no Cost sweep stops to tune first.
 os.environ["ATTN_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-cache-")
 tuning.keep(UNTUNED, {"note": "written by tests/conftest.py"})
+
+
+def pytest_unconfigure(config):
+    """Each test process removes its cache directory when it ends."""
+    shutil.rmtree(os.environ["ATTN_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
