@@ -190,6 +190,7 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     (``init_script``: JavaScript run in the page before the app's own)."""
     width, height = viewport
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+    page.add_init_script(LAST_CHANGE)
     if init_script:
         page.add_init_script(init_script)
     _runs[page] = []
@@ -199,17 +200,30 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     return page
 
 
-def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
+# The time of the page's last change to its elements (a node, an attribute or a text), kept from its first moment
+# (settle_layout's ``acted_s_ago``).
+LAST_CHANGE = """
+window.lastChange = performance.now();
+new MutationObserver(() => { window.lastChange = performance.now(); })
+    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+"""
+
+
+def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago: float = 0.0) -> None:
     """Wait until the page's elements and charts stop changing: every chart on display drawn, the app idle and no
-    change to the page's elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box where it
-    was when that quiet began. The browser keeps adding elements for a moment after the app's run has finished, and Vega redraws
-    width-filling charts asynchronously after a resize."""
-    settled = """([quietMs, timeoutMs, idleSelector]) => new Promise(done => {
+    change to the page's elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box the same in
+    every check 50 ms apart. The browser keeps adding elements for a moment after the app's run has finished, and
+    Vega redraws width-filling charts asynchronously after a resize. The quiet counts from now, or, on a page whose
+    last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its last change
+    (``visit``'s LAST_CHANGE), whichever came later: a page left alone while another was waited for has settled."""
+    settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
         const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
             .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
         const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild?.getBoundingClientRect() ?? null));
-        let changed = performance.now(), quietBoxes = null;
-        const observer = new MutationObserver(() => { changed = performance.now(); quietBoxes = null; });
+        const last = window.lastChange;
+        let changed = last === undefined ? performance.now() : Math.max(last, performance.now() - actedAgoMs);
+        let quietBoxes = null, checks = 0;
+        const observer = new MutationObserver(() => { changed = performance.now(); });
         observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
         const started = performance.now();
         const check = () => requestAnimationFrame(() => {
@@ -219,8 +233,9 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
                 const current = boxes();
                 const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
                 const idle = document.querySelector(idleSelector) !== null;  // a run may be on its way
-                if (current !== quietBoxes || !idle) { quietBoxes = current; changed = Math.max(changed, now); }
-                quiet = drawn && now - changed >= quietMs;
+                if ((checks++ > 0 && current !== quietBoxes) || !idle) changed = Math.max(changed, now);
+                quietBoxes = current;
+                quiet = checks > 1 && drawn && now - changed >= quietMs;
             } catch (error) {  // an element went while it was measured: not settled yet
                 changed = now;
             }
@@ -232,7 +247,7 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250) -> None:
         });
         check();
     })"""
-    if not page.evaluate(settled, [quiet_ms, timeout_s * 1000, IDLE]):
+    if not page.evaluate(settled, [quiet_ms, timeout_s * 1000, IDLE, acted_s_ago * 1000]):
         raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 

@@ -9,6 +9,7 @@ least half of its height. One server and one browser serve the whole module.
 
 from __future__ import annotations
 
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -66,31 +67,51 @@ SLIDE = r"""() => {
   const zoom = document.querySelector("[data-testid='stMainBlockContainer']").currentCSSZoom;
   return { step, scrollHeight: main.scrollHeight, clientHeight: main.clientHeight, charts, others, zoom };
 }"""
+SCHEME = "() => matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'"  # the one the page is shown in
 
 
-def walk(server_url: str, browser, view, viewport: tuple[int, int], schemes: tuple[str, ...], query: str = "") -> list[dict]:
-    """Every slide of ``view`` in presenter mode (``query``: more of its link's parameters), measured once it has
-    settled in each colour scheme of ``schemes`` (the theme follows the browser's preference without a rerun)."""
+def walk(
+    server_url: str, browser, view, viewports: tuple[tuple[int, int], ...], schemes: tuple[str, ...], query: str = ""
+) -> dict[tuple[int, int], list[dict]]:
+    """Every slide of ``view`` in presenter mode (``query``: more of its link's parameters) at each window size of
+    ``viewports``, measured once it has settled in each colour scheme of ``schemes`` (the theme follows the browser's
+    preference without a rerun). A page per window size, walked in step: each key and each change of theme goes to
+    every page before any is waited for, so that the pages settle together."""
     url = f"{server_url}/{view.url_path}?present=on" + (f"&{query}" if query else "")
-    page = visit(browser, url, viewport=viewport, color_scheme=schemes[0])
+    pages = {}
     try:
-        wait_for_size_report(page)
-        slides = []
+        for viewport in viewports:
+            pages[viewport] = visit(browser, url, viewport=viewport, color_scheme=schemes[0])
+        for page in pages.values():
+            wait_for_size_report(page)
+        slides = {viewport: [] for viewport in viewports}
+        acted = time.monotonic()
         while True:
-            for scheme in schemes if len(slides) % 2 == 0 else schemes[::-1]:  # the last scheme of a slide first on the next
-                page.emulate_media(color_scheme=scheme)
-                settle_layout(page)
-                slide = page.evaluate(SLIDE) | {"scheme": scheme}
-                slide["exceptions"] = exception_texts(page)
-                slides.append(slide)
-            number, last = slide["step"]
+            for scheme in schemes if len(slides[viewports[0]]) % 2 == 0 else schemes[::-1]:  # a slide's last scheme first
+                if scheme != pages[viewports[0]].evaluate(SCHEME):
+                    for page in pages.values():
+                        page.emulate_media(color_scheme=scheme)
+                    acted = time.monotonic()
+                for viewport, page in pages.items():
+                    settle_layout(page, acted_s_ago=time.monotonic() - acted)
+                    slide = page.evaluate(SLIDE) | {"scheme": page.evaluate(SCHEME)}
+                    slide["exceptions"] = exception_texts(page)
+                    slides[viewport].append(slide)
+            steps = {tuple(taken[-1]["step"]) for taken in slides.values()}
+            assert len(steps) == 1, f"the pages are on different slides: {steps}"
+            number, last = steps.pop()
             if number >= last:
                 return slides
-            with rerun(page):
+            finished = {viewport: finished_runs(page) for viewport, page in pages.items()}
+            for page in pages.values():
                 page.evaluate("() => document.activeElement && document.activeElement.blur()")
                 page.keyboard.press("ArrowRight")
+            acted = time.monotonic()
+            for viewport, page in pages.items():
+                wait_for_runs(page, finished[viewport])
     finally:
-        page.close()
+        for page in pages.values():
+            page.close()
 
 
 def problems_of(slide: dict, viewport: tuple[int, int]) -> list[str]:
@@ -133,15 +154,16 @@ def walk_problems(slides: list[dict], viewport: tuple[int, int]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda size: "x".join(map(str, size)))
 @pytest.mark.parametrize("view", [view for view in VIEWS if view != TRAINING], ids=lambda view: view.url_path)
-def test_every_slide_fits_the_screen(server, browser, view, viewport):
-    """In the light and the dark theme."""
-    slides = walk(server, browser, view, viewport, ("light", "dark"))
-    assert len(slides) == 2 * slides[0]["step"][1] and slides[0]["step"][1] >= 3
-    assert [slide["scheme"] for slide in slides].count("dark") == len(slides) // 2
-    problems = walk_problems(slides, viewport)
-    assert not problems, f"{view.label} at {viewport}:\n" + "\n".join(problems)
+def test_every_slide_fits_every_screen(server, browser, view):
+    """At each of the four window sizes, in the light and the dark theme."""
+    walked = walk(server, browser, view, VIEWPORTS, ("light", "dark"))
+    problems = []
+    for viewport, slides in walked.items():
+        assert len(slides) == 2 * slides[0]["step"][1] and slides[0]["step"][1] >= 3, viewport
+        assert [slide["scheme"] for slide in slides].count("dark") == len(slides) // 2, viewport
+        problems += [f"at {viewport}, {problem}" for problem in walk_problems(slides, viewport)]
+    assert not problems, f"{view.label}:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("view", [view for view in VIEWS if view not in (COST, TRAINING)], ids=lambda view: view.url_path)
@@ -149,7 +171,7 @@ def test_every_slide_fits_a_projector_with_a_sixteen_word_sentence(server, brows
     """The sentence a lecture types, 16 words (18 word pieces in the real model), fits every slide of a 1024 × 576
     projector: rows of 16 px keep every token's label, legends go where they cost least, long tables go in blocks side
     by side, and a slide's text goes beside its slider."""
-    slides = walk(server, browser, view, VIEWPORTS[0], ("light",), urlencode({"text": SENTENCE}))
+    slides = walk(server, browser, view, VIEWPORTS[:1], ("light",), urlencode({"text": SENTENCE}))[VIEWPORTS[0]]
     problems = walk_problems(slides, VIEWPORTS[0])
     assert not problems, f"{view.label} with “{SENTENCE}”:\n" + "\n".join(problems)
 
@@ -203,7 +225,7 @@ def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):
 
 def test_sixteen_heads_fit_a_projector(server, browser):
     """Multi-head's grid of 16 heads shrinks its panels (an overview: no token labels) to fit a 1024 × 576 slide."""
-    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], ("light",), query="heads=16&d_model=64")
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[:1], ("light",), query="heads=16&d_model=64")[VIEWPORTS[0]]
     grid = next(slide for slide in slides if any(chart["name"].startswith("heatmap grid") for chart in slide["charts"]))
     assert not problems_of(grid, VIEWPORTS[0])
 
@@ -211,7 +233,8 @@ def test_sixteen_heads_fit_a_projector(server, browser):
 def test_the_first_multi_head_slide_fits_a_projector_under_the_heads_warning(server, browser):
     """Heads that do not divide the width put a warning and a button above the slide: its table of shapes then goes in
     two blocks side by side (steps.table) rather than off the bottom of a 1024 × 576 screen."""
-    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[0], ("light",), query=urlencode({"text": SENTENCE, "heads": 5}))
+    query = urlencode({"text": SENTENCE, "heads": 5})
+    slides = walk(server, browser, MULTI_HEAD, VIEWPORTS[:1], ("light",), query=query)[VIEWPORTS[0]]
     assert not problems_of(slides[0], VIEWPORTS[0])
 
 
