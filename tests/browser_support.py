@@ -251,11 +251,12 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
         raise AssertionError(f"charts still moving or undrawn after {timeout_s} s (page {page.url})")
 
 
-def settle_runs(page, timeout_s: float = RUN_TIMEOUT_S) -> None:
-    """Wait until every rerun the page has asked for has finished and the page has settled (settle_layout). A new
-    page's window-size report reruns it once more after its first run (when the size changes what it draws), and a
-    slide is laid out for that report; the report is sent 150 ms after the page's content last changed size, within
-    settle_layout's quiet 250 ms, so a page settled with no asked-for rerun unfinished asks for none."""
+def settle_runs(page, timeout_s: float = RUN_TIMEOUT_S, acted_s_ago: float = 0.0) -> None:
+    """Wait until every rerun the page has asked for has finished and the page has settled (settle_layout, with its
+    ``acted_s_ago``). A new page's window-size report reruns it once more after its first run (when the size changes
+    what it draws), and a slide is laid out for that report; the report is sent 150 ms after the page's content last
+    changed size, within settle_layout's quiet 250 ms, so a page settled with no asked-for rerun unfinished asks for
+    none."""
     deadline = time.monotonic() + timeout_s
     while True:
         while _rerun_pending(page):
@@ -263,7 +264,7 @@ def settle_runs(page, timeout_s: float = RUN_TIMEOUT_S) -> None:
                 raise AssertionError(f"a rerun the page asked for did not finish within {timeout_s} s (page {page.url})")
             page.wait_for_timeout(50)  # lets playwright deliver WebSocket events
         page.wait_for_selector(IDLE, timeout=timeout_s * 1000)
-        settle_layout(page)
+        settle_layout(page, acted_s_ago=acted_s_ago)
         if not _rerun_pending(page):
             return
 

@@ -4,6 +4,7 @@ step both asked and revealed, and the keyboard's → and ← walk a lesson from 
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -41,16 +42,19 @@ def bar_step(page) -> tuple[int, int]:
     return (int(found[1]), int(found[2])) if found else (0, 0)
 
 
-def press_and_wait(page, key: str, step: int) -> None:
-    """Press ``key`` on the slide and wait until the lesson's step ``step`` is on screen and drawn."""
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    page.keyboard.press(key)
-    page.wait_for_function(
-        "([step]) => /step (\\d+) of/.exec(document.querySelector('.st-key-slide_bar')?.innerText || '')?.[1] == step",
-        arg=[step],
-        timeout=90_000,
-    )
-    settle_runs(page)
+def press_and_wait(pages: dict, key: str, step: int) -> None:
+    """Press ``key`` on every page's slide, then wait until each shows the lesson's step ``step``, drawn."""
+    for page in pages.values():
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.keyboard.press(key)
+    pressed = time.monotonic()
+    for page in pages.values():
+        page.wait_for_function(
+            "([step]) => /step (\\d+) of/.exec(document.querySelector('.st-key-slide_bar')?.innerText || '')?.[1] == step",
+            arg=[step],
+            timeout=90_000,
+        )
+        settle_runs(page, acted_s_ago=time.monotonic() - pressed)
 
 
 def answer_and_check(page) -> None:
@@ -76,31 +80,39 @@ def answer_and_check(page) -> None:
     assert page.locator("[data-testid='stVegaLiteChart']").count() > 0  # the charts, revealed
 
 
-@pytest.mark.parametrize("viewport", [VIEWPORTS[0], FULL_HD], ids=lambda size: "x".join(map(str, size)))
 @pytest.mark.parametrize("name", sorted(available()))
-def test_every_step_of_a_lesson_fits_the_screen_and_the_keyboard_walks_it(server, browser, name, viewport):
+def test_every_step_of_a_lesson_fits_the_screen_and_the_keyboard_walks_it(server, browser, name):
+    """At 1024 × 576 and on a full-HD screen: a page each, walked in step."""
     lesson = load(available()[name])
-    page = visit(browser, f"{server}/?lesson={name}", viewport=viewport)
+    pages = {}
     try:
-        page.wait_for_function("() => document.querySelector('.st-key-slide_bar')", timeout=90_000)
-        settle_runs(page)
-        problems, views = [], []
+        for viewport in (VIEWPORTS[0], FULL_HD):
+            pages[viewport] = visit(browser, f"{server}/?lesson={name}", viewport=viewport)
+        for page in pages.values():
+            page.wait_for_function("() => document.querySelector('.st-key-slide_bar')", timeout=90_000)
+            settle_runs(page)
+        problems, views = [], {viewport: [] for viewport in pages}
         for number in range(1, len(lesson.steps) + 1):
             if number > 1:
-                press_and_wait(page, "ArrowRight", number)
-            assert bar_step(page) == (number, len(lesson.steps))
-            views.append(page.url.split("?")[0].rsplit("/", 1)[1])
+                press_and_wait(pages, "ArrowRight", number)
             step = lesson.steps[number - 1]
-            slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
-            problems += [f"step {number} ({step.title}): {problem}" for problem in problems_of(slide, viewport)]
-            if step.exercise and viewport == VIEWPORTS[0]:  # the reveal too, where room is tightest (a larger window
-                # magnifies the same layout): the charts, the verdict and its reason
-                answer_and_check(page)
+            for viewport, page in pages.items():
+                assert bar_step(page) == (number, len(lesson.steps)), viewport
+                views[viewport].append(page.url.split("?")[0].rsplit("/", 1)[1])
                 slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
-                problems += [f"step {number} ({step.title}), revealed: {problem}" for problem in problems_of(slide, viewport)]
-        assert views == [step.view for step in lesson.steps]  # each step on its own view's page
-        press_and_wait(page, "ArrowLeft", len(lesson.steps) - 1)  # back across views too
-        assert page.url.split("?")[0].endswith("/" + lesson.steps[-2].view)
-        assert not problems, f"{lesson.title} at {viewport}:\n" + "\n".join(problems)
+                where = f"at {viewport}, step {number} ({step.title})"
+                problems += [f"{where}: {problem}" for problem in problems_of(slide, viewport)]
+                if step.exercise and viewport == VIEWPORTS[0]:  # the reveal too, where room is tightest (a larger
+                    # window magnifies the same layout): the charts, the verdict and its reason
+                    answer_and_check(page)
+                    slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
+                    problems += [f"{where}, revealed: {problem}" for problem in problems_of(slide, viewport)]
+        for viewport in pages:
+            assert views[viewport] == [step.view for step in lesson.steps], viewport  # each step on its own view's page
+        press_and_wait(pages, "ArrowLeft", len(lesson.steps) - 1)  # back across views too
+        for page in pages.values():
+            assert page.url.split("?")[0].endswith("/" + lesson.steps[-2].view)
+        assert not problems, f"{lesson.title}:\n" + "\n".join(problems)
     finally:
-        page.close()
+        for page in pages.values():
+            page.close()
