@@ -7,6 +7,7 @@ says "notRunning" (a fast rerun may never show "running" in the page, so the pag
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import subprocess
@@ -186,18 +187,56 @@ def rerun(page, timeout_s: float = RUN_TIMEOUT_S) -> Iterator[None]:
 
 
 def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_scheme: str = "light", init_script: str = ""):
-    """A new page at ``url`` with the given window size and colour-scheme preference, after the app's first run
-    (``init_script``: JavaScript run in the page before the app's own)."""
+    """A page at ``url`` with the given window size and colour-scheme preference, after the app's first run
+    (``init_script``: JavaScript run in the page before the app's own, on a browser that opens a new page each time:
+    not ``Pages``, whose pages are used again)."""
     width, height = viewport
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
-    page.add_init_script(LAST_CHANGE)
+    if page not in _runs:  # a new page, not one that Pages hands out again
+        page.add_init_script(LAST_CHANGE)
+        page.on("websocket", lambda websocket: _record_runs(page, websocket))
     if init_script:
         page.add_init_script(init_script)
     _runs[page] = []
-    page.on("websocket", lambda websocket: _record_runs(page, websocket))
     page.goto(url)
     wait_for_runs(page, 0)
     return page
+
+
+class Pages:
+    """The tests' browser: its pages are used again. Opening a page costs Chromium about 2 s of CPU, loading the app
+    in a page already open under 1 s, and the browser tests load it a few hundred times. ``new_page`` hands out an
+    idle page of that window size and colour scheme, or a new one; closing a page puts it back: its storage cleared,
+    the app left for about:blank (which ends the app's session on the server, as closing does), and its window size,
+    colour scheme and default timeout as they were when it was opened."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.idle: dict[tuple[int, int, str], list] = {}
+
+    def new_page(self, viewport: dict, color_scheme: str):
+        kind = (viewport["width"], viewport["height"], color_scheme)
+        if self.idle.get(kind):
+            return self.idle[kind].pop()
+        page = self.browser.new_page(viewport=viewport, color_scheme=color_scheme)
+        page.close = functools.partial(self._put_back, page, kind, page.close)
+        return page
+
+    def _put_back(self, page, kind: tuple[int, int, str], close, **_) -> None:
+        from playwright.sync_api import Error
+
+        width, height, color_scheme = kind
+        try:
+            if page.url.startswith("http"):
+                page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            page.goto("about:blank")
+            page.set_viewport_size({"width": width, "height": height})
+            page.emulate_media(color_scheme=color_scheme)
+            page.set_default_timeout(30_000)  # Playwright's own
+        except Error:  # a page that cannot be reset is not used again
+            close()
+            return
+        self.idle.setdefault(kind, []).append(page)
 
 
 # The time of the page's last change to its elements (a node, an attribute or a text), kept from its first moment

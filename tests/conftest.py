@@ -53,12 +53,13 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium for a module's tests (Playwright's synchronous API holds an event loop while it runs, which
-    tests of the asyncio protocol client, tests/test_classroom.py, cannot share)."""
-    from tests.browser_support import chromium
+    """Headless Chromium for a module's tests, its pages used again (browser_support.Pages); one per module, as
+    Playwright's synchronous API holds an event loop while it runs, which tests of the asyncio protocol client
+    (tests/test_classroom.py) cannot share."""
+    from tests.browser_support import Pages, chromium
 
     with chromium() as launched:
-        yield launched
+        yield Pages(launched)
 
 
 @pytest.fixture(autouse=True)
