@@ -207,8 +207,8 @@ class Pages:
     """The tests' browser: its pages are used again. Opening a page costs Chromium about 2 s of CPU, loading the app
     in a page already open under 1 s, and the browser tests load it a few hundred times. ``new_page`` hands out an
     idle page of that window size and colour scheme, or a new one; closing a page puts it back: its storage cleared,
-    the app left for about:blank (which ends the app's session on the server, as closing does), and its window size,
-    colour scheme and default timeout as they were when it was opened."""
+    the app left for about:blank (which ends the app's session on the server, as closing does), the mouse in the
+    corner, and its window size, colour scheme and default timeout as they were when it was opened."""
 
     def __init__(self, browser):
         self.browser = browser
@@ -230,6 +230,7 @@ class Pages:
             if page.url.startswith("http"):
                 page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
             page.goto("about:blank")
+            page.mouse.move(0, 0)  # where no chart's tooltip would open on the next app's first drawing
             page.set_viewport_size({"width": width, "height": height})
             page.emulate_media(color_scheme=color_scheme)
             page.set_default_timeout(30_000)  # Playwright's own
