@@ -203,9 +203,6 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     return page
 
 
-IDLE_PAGES = 8  # kept at most by Pages: a page at about:blank keeps its renderer process (200 MB resident measured)
-
-
 class Pages:
     """The tests' browser: its pages are used again. Opening a page costs Chromium about 2 s of CPU, loading the app
     in a page already open under 1 s, and the browser tests load it a few hundred times. ``new_page`` hands out an
@@ -240,10 +237,7 @@ class Pages:
         except Error:  # a page that cannot be reset is not used again
             close()
             return
-        if sum(map(len, self.idle.values())) < IDLE_PAGES:
-            self.idle.setdefault(kind, []).append(page)
-        else:
-            close()
+        self.idle.setdefault(kind, []).append(page)
 
 
 # The time of the page's last change to its elements (a node, an attribute or a text), kept from its first moment

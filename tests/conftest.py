@@ -51,9 +51,11 @@ def server():
         yield base
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium for the browser tests, one per test process, its pages used again (browser_support.Pages)."""
+    """Headless Chromium for a module's tests, its pages used again (browser_support.Pages); one per module, as
+    Playwright's synchronous API holds an event loop while it runs, which tests of the asyncio protocol client
+    (tests/test_classroom.py) cannot share."""
     from tests.browser_support import Pages, chromium
 
     with chromium() as launched:

@@ -7,7 +7,6 @@ It asserts what the benchmark saw, never how fast: the timing targets belong to 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 
 from attn_ui.page import PIPELINE, SCALING, VIEWS
 from benchmarks import classroom
@@ -29,16 +28,9 @@ async def rerun_change_the_seed_and_follow_a_link(base: str) -> list[classroom.P
     return [opened, again, changed, followed]
 
 
-def apart(function, *args):
-    """``function(*args)`` in a thread of its own: asyncio.run cannot run in the thread where Playwright's synchronous
-    API keeps its event loop (the browser tests' Chromium, one per test process: tests/conftest.py)."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(function, *args).result()
-
-
 def test_the_protocol_client_opens_a_view_and_a_control_change_redraws_it_and_nothing_else_does(tmp_path):
     with logged_server(tmp_path / "server.log") as server:
-        opened, again, changed, followed = apart(asyncio.run, rerun_change_the_seed_and_follow_a_link(server.base))
+        opened, again, changed, followed = asyncio.run(rerun_change_the_seed_and_follow_a_link(server.base))
     assert opened.title == "Pipeline · Attention Explorer" and not opened.problems
     assert (again.digest, again.query) == (opened.digest, opened.query)  # the same page: the digest is no noise
     assert changed.digest != opened.digest and "seed=1" in changed.query  # the server took the new value and redrew
@@ -49,7 +41,7 @@ def test_the_protocol_client_opens_a_view_and_a_control_change_redraws_it_and_no
 def test_two_students_visit_three_views_and_every_control_change_reaches_the_page(tmp_path):
     log = tmp_path / "server.log"
     with logged_server(log) as server:
-        level = apart(classroom.drive, server, 2, 0, PLAN, None)
+        level = classroom.drive(server, 2, 0, PLAN, settle_after_s=None)
     summary = classroom.summarize(level, log.read_text())
     assert summary["errors"] == 0, summary["problems"]
     for student in level["students"]:
