@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -12,10 +13,16 @@ import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 from attn_core import tuning
 from attn_core.tiled import UNTUNED
+
+# Each AppTest scans every installed package's metadata for Streamlit components when it first runs (50 ms here, a
+# thread per core), where a server scans once at its start: the tests' thousands of AppTests spent a quarter of their
+# CPU time on it. The packages do not change while the tests run.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
