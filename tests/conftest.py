@@ -47,6 +47,13 @@ def pytest_unconfigure(config):
     shutil.rmtree(os.environ["ATTN_CACHE_DIR"], ignore_errors=True)
 
 
+def pytest_collection_modifyitems(items):
+    """The browser tests first. They mostly wait for a page while Chromium draws it, the others mostly compute:
+    pytest-xdist's worksteal hands each process a contiguous share of this order (then lets it take what another has
+    left), so one process starts on the browser tests while the other computes beside it."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_browser"))
+
+
 @pytest.fixture(scope="session")
 def server():
     """The browser tests' app server, one per test process and shared by their modules (starting one takes a second
