@@ -87,7 +87,8 @@ def walk(
         slides = {viewport: [] for viewport in viewports}
         acted = time.monotonic()
         while True:
-            for scheme in schemes if len(slides[viewports[0]]) % 2 == 0 else schemes[::-1]:  # a slide's last scheme first
+            walked = len(slides[viewports[0]]) // len(schemes)  # slides measured so far
+            for scheme in schemes if walked % 2 == 0 else schemes[::-1]:  # a slide's last scheme first on the next
                 if scheme != pages[viewports[0]].evaluate(SCHEME):
                     for page in pages.values():
                         page.emulate_media(color_scheme=scheme)
