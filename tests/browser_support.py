@@ -192,11 +192,14 @@ def visit(browser, url: str, viewport: tuple[int, int] = (1400, 900), color_sche
     not ``Pages``, whose pages are used again)."""
     width, height = viewport
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=color_scheme)
-    if page not in _runs:  # a new page, not one that Pages hands out again
+    if page in _runs:  # one that Pages hands out again: its scripts and listener are in place
+        if init_script:
+            raise ValueError("a page used again keeps the scripts of its earlier visits: open a new one for init_script")
+    else:
         page.add_init_script(LAST_CHANGE)
         page.on("websocket", lambda websocket: _record_runs(page, websocket))
-    if init_script:
-        page.add_init_script(init_script)
+        if init_script:
+            page.add_init_script(init_script)
     _runs[page] = []
     page.goto(url)
     wait_for_runs(page, 0)
@@ -253,18 +256,15 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
     """Wait until the page's elements and charts stop changing: every chart on display drawn, the app idle and no
     change to the page's elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box the same in
     every check 50 ms apart. The browser keeps adding elements for a moment after the app's run has finished, and
-    Vega redraws width-filling charts asynchronously after a resize. The quiet counts from now, or, on a page whose
-    last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its last change
-    (``visit``'s LAST_CHANGE), whichever came later: a page left alone while another was waited for has settled."""
+    Vega redraws width-filling charts asynchronously after a resize. The changes are those ``visit``'s LAST_CHANGE
+    records. The quiet counts from now, or, on a page whose last action (a key, a resize, a theme) was
+    ``acted_s_ago`` seconds ago, from then or its last change, whichever came later: a page left alone while another
+    was waited for has settled."""
     settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
         const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
             .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
         const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild?.getBoundingClientRect() ?? null));
-        const last = window.lastChange;
-        let changed = last === undefined ? performance.now() : Math.max(last, performance.now() - actedAgoMs);
-        let quietBoxes = null, checks = 0;
-        const observer = new MutationObserver(() => { changed = performance.now(); });
-        observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+        let changed = Math.max(window.lastChange, performance.now() - actedAgoMs), quietBoxes = null, checks = 0;
         const started = performance.now();
         const check = () => requestAnimationFrame(() => {
             const now = performance.now();
@@ -273,16 +273,14 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
                 const current = boxes();
                 const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
                 const idle = document.querySelector(idleSelector) !== null;  // a run may be on its way
-                if ((checks++ > 0 && current !== quietBoxes) || !idle) changed = Math.max(changed, now);
+                changed = Math.max(changed, window.lastChange);
+                if ((checks++ > 0 && current !== quietBoxes) || !idle) changed = now;
                 quietBoxes = current;
                 quiet = checks > 1 && drawn && now - changed >= quietMs;
             } catch (error) {  // an element went while it was measured: not settled yet
                 changed = now;
             }
-            if (quiet || now - started > timeoutMs) {
-                observer.disconnect();
-                return done(quiet);
-            }
+            if (quiet || now - started > timeoutMs) return done(quiet);
             setTimeout(check, 50);
         });
         check();

@@ -85,14 +85,14 @@ def walk(
         for page in pages.values():
             wait_for_size_report(page)
         slides = {viewport: [] for viewport in viewports}
-        acted = time.monotonic()
+        shown, acted = schemes[0], time.monotonic()
         while True:
             walked = len(slides[viewports[0]]) // len(schemes)  # slides measured so far
             for scheme in schemes if walked % 2 == 0 else schemes[::-1]:  # a slide's last scheme first on the next
-                if scheme != pages[viewports[0]].evaluate(SCHEME):
+                if scheme != shown:
                     for page in pages.values():
                         page.emulate_media(color_scheme=scheme)
-                    acted = time.monotonic()
+                    shown, acted = scheme, time.monotonic()
                 for viewport, page in pages.items():
                     settle_layout(page, acted_s_ago=time.monotonic() - acted)
                     slide = page.evaluate(SLIDE) | {"scheme": page.evaluate(SCHEME)}
