@@ -32,7 +32,7 @@ import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from attn_ui import lesson_player
+from attn_ui import callbacks, lesson_player
 from attn_ui.charts import bars, heatmap, lines, series_lines
 from attn_ui.downloads import SHOWN, Shown
 from attn_ui.inputs import escape_markdown
@@ -283,6 +283,7 @@ def _shown_value(value: str | float | None) -> str:
     return f"“{value}”" if isinstance(value, str) else f"{value:g}"
 
 
+@callbacks.needing(SHOWN)
 def _check(key: tuple[str, int], spec: dict) -> None:
     """In a callback: the answer given, checked against the numbers of the slide as last drawn."""
     expected = answer(spec, slide_matrices(st.session_state[SHOWN]))

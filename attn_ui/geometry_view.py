@@ -23,7 +23,7 @@ from attn_core.geometry import (
     word_paths,
 )
 from attn_core.real_model import WordAcrossContexts
-from attn_ui import slide
+from attn_ui import callbacks, slide
 from attn_ui.charts import CHAR_WIDTH, LINE_HEIGHT, LINE_WIDTH, lines, query_key_scatter, rotation_circle, word_path_map
 from attn_ui.draw import draw
 from attn_ui.model import RUNS_KEPT
@@ -42,6 +42,7 @@ FAR = 64  # positions: how far the rotated-vector curve goes
 TURN_SIZES = (8, 128)  # head sizes whose rotated-vector curves are drawn with the view's own: few pairs and many
 
 
+@callbacks.needing("shuffle")
 def shuffle(t: int) -> None:
     """The Shuffle button: the next seed whose order differs from the one on screen (a link keeps the seed)."""
     current = shuffled_order(t, st.session_state["shuffle"])

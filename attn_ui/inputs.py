@@ -9,6 +9,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attn_core import MiniLM, tokenize
 from attn_core.real_model import SPECIAL_TOKENS, Encoded
+from attn_ui import callbacks
 
 if TYPE_CHECKING:  # attn_ui.url_state imports this module
     from attn_ui.url_state import Values
@@ -28,6 +29,7 @@ def fixed_size(label: str, value: int | None, why: str) -> None:
     st.number_input(label, value=value, disabled=True, placeholder="—", help=why, key=f"fixed {label}")
 
 
+@callbacks.needing("text")
 def keep_first_tokens(limit: int) -> None:
     """The view's text ("text" in its state), each sentence cut to its first ``limit`` tokens."""
     sentences = st.session_state["text"][:MAX_CHARS].split(SENTENCE_SEPARATOR)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_ui import lesson_player
+from attn_ui import callbacks, lesson_player
 from attn_ui.downloads import SHOWN, Shown
 from attn_ui.export import view_link
 from attn_ui.inputs import escape_markdown
@@ -27,6 +27,7 @@ def draft() -> dict:
     return st.session_state.setdefault(DRAFT, {"title": "My lesson", "steps": []})
 
 
+@callbacks.needing(SHOWN)
 def add_this_slide(title: str) -> None:
     """In a callback: the view as its last run drew it (its link) as the draft's last step."""
     shown: Shown = st.session_state[SHOWN]
@@ -88,7 +89,14 @@ def _field(key: str, holder: dict, name: str, widget, label: str, **options) -> 
     """A text field editing ``holder[name]``; its value is kept in the draft, which outlives the widget's key."""
     if key not in st.session_state:
         st.session_state[key] = holder[name]
-    widget(label, key=key, on_change=lambda: holder.__setitem__(name, st.session_state[key]), **options)
+    widget(label, key=key, on_change=_keep, args=(key, holder, name), **options)
+
+
+def _keep(key: str, holder: dict, name: str) -> None:
+    """A field's edit, into the draft; none where its key was deleted since the field was drawn (a view change, as in
+    attn_ui.callbacks, or a step moved)."""
+    if key in st.session_state:
+        holder[name] = st.session_state[key]
 
 
 def _open_upload() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attn_ui import slide, url_state
+from attn_ui import callbacks, slide, url_state
 
 STEP, PLAYING, TICK, FULL_RUN = "step", "playing", "play_tick", "play_full_run"  # session-state keys
 PLAY_SECONDS = 1.2  # between two generation steps when playing
@@ -25,6 +25,7 @@ def current_step(last: int) -> int:
     return step
 
 
+@callbacks.needing(PLAYING, STEP)
 def _start_playing(last: int) -> None:
     """Play from the first step when switched on at the last one."""
     if st.session_state[PLAYING] and st.session_state[STEP] >= last:
