@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -14,7 +15,7 @@ class View:
     icon: str
     summary: str
 
-    @property
+    @functools.cached_property
     def url_path(self) -> str:
         """The page's address under the server, as Streamlit derives it: pages/1_Pipeline.py → /Pipeline."""
         return re.sub(r"^\d+_", "", PurePosixPath(self.path).stem)

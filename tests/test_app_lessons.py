@@ -96,6 +96,23 @@ def test_bad_lesson_values_in_a_link_are_reported_and_the_view_opens(tmp_path, m
     assert "lesson = “broken”: broken.toml: not TOML" in " ".join(texts(at, "warning"))
 
 
+def test_a_lesson_edited_while_it_plays_shows_the_edit_at_the_next_run(tmp_path, monkeypatch):
+    """A teacher may edit a lesson's file while it plays: each run reads the file, and parses a text it has not seen
+    (a dozen reads a run of the same text parse it once)."""
+    path = tmp_path / "live.toml"
+    path.write_text('title = "Live"\n[[steps]]\ntitle = "First"\nlink = "/Pipeline?slide=2"\n')
+    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    at = open_view(None, lesson="live")
+    assert "**Live** · step 1 of 1" in bar(at)
+    parsed = lessons.parse.cache_info().misses
+    at.run()
+    assert lessons.parse.cache_info().misses == parsed
+    path.write_text(path.read_text().replace('"Live"', '"Live, edited"'))
+    at.run()
+    assert "**Live, edited** · step 1 of 1" in bar(at)
+    assert lessons.parse.cache_info().misses == parsed + 1
+
+
 def test_the_home_page_lists_the_shipped_lessons():
     at = open_view(None)
     titles = [link.label for link in at.get("page_link")]
