@@ -168,19 +168,36 @@ def copy_model(model: MiniLM, folder: Path) -> Path:
     return folder
 
 
-def test_corrupted_weights_are_refused(model, tmp_path, monkeypatch):
-    folder = copy_model(model, tmp_path / "model")
-    weights = folder / files.WEIGHTS_FILE
-    with open(weights, "r+b") as file:  # flip a few bytes in the middle of the tensors
+def corrupt(weights: Path) -> None:
+    """Flip a few bytes in the middle of the tensors."""
+    with open(weights, "r+b") as file:
         file.seek(weights.stat().st_size // 2)
         chunk = file.read(4)
         file.seek(-4, os.SEEK_CUR)
         file.write(bytes(b ^ 0xFF for b in chunk))
+
+
+def test_corrupted_weights_are_refused(model, tmp_path, monkeypatch):
+    folder = copy_model(model, tmp_path / "model")
+    corrupt(folder / files.WEIGHTS_FILE)
     with pytest.raises(ModelIntegrityError, match="SHA-256"):
         MiniLM.load(folder)
     monkeypatch.setenv(files.ENV_VAR, str(folder))
     with pytest.raises(ModelIntegrityError, match="expected 53aa5117"):
         MiniLM.load()
+
+
+def test_weights_changed_after_a_passed_check_are_checked_again(model, tmp_path):
+    """A file is hashed once while it stays the same file: written again (a later modification time), it is hashed
+    again."""
+    folder = copy_model(model, tmp_path / "model")
+    weights = folder / files.WEIGHTS_FILE
+    MiniLM.load(folder)
+    checked = weights.stat().st_mtime_ns
+    corrupt(weights)
+    os.utime(weights, ns=(checked + 10**9, checked + 10**9))  # a second later, whatever the clock's resolution
+    with pytest.raises(ModelIntegrityError, match="SHA-256"):
+        MiniLM.load(folder)
 
 
 def test_model_dir_from_the_environment(model, tmp_path, monkeypatch):
