@@ -123,7 +123,7 @@ class Layer:
 
 def make_layer(kind: str, d_model: int, heads: int, kv_heads: int | None, latent: int | None, seed: int, dtype, device) -> Layer:
     """Seeded weights of one attention layer of ``kind`` (GQA's kv_heads default to heads / 4, MLA's latent to d_model
-    / 4 with a shared key part of head_dim / 2)."""
+    / 4 with a shared key part of head_dim / 2). On ``device`` "meta" the weights are shapes only, drawn from nothing."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     if d_model % heads:
@@ -135,6 +135,8 @@ def make_layer(kind: str, d_model: int, heads: int, kv_heads: int | None, latent
     generator = torch.Generator().manual_seed(seed)
 
     def weight(rows: int, cols: int) -> Tensor:
+        if torch.device(device).type == "meta":
+            return torch.empty(rows, cols, dtype=dtype, device="meta")
         return (torch.randn(rows, cols, generator=generator) / math.sqrt(rows)).to(dtype=dtype, device=device)
 
     if kind != "mla":
@@ -342,11 +344,12 @@ class Layout:
     parameters: int  # the layer's weights
 
 
-def layouts(d_model: int, heads: int, kv_heads: int, seed: int = 0) -> list[Layout]:
-    """MHA, GQA with ``kv_heads``, MQA and MLA at the same width, as ``generate`` builds them."""
+def layouts(d_model: int, heads: int, kv_heads: int) -> list[Layout]:
+    """MHA, GQA with ``kv_heads``, MQA and MLA at the same width, as ``generate`` builds them, counted on the weights'
+    shapes (drawing the weights of C = 4,096 takes a second)."""
     found = []
     for kind in KINDS:
-        layer = make_layer(kind, d_model, heads, kv_heads, None, seed, torch.float32, "cpu")
+        layer = make_layer(kind, d_model, heads, kv_heads, None, 0, torch.float32, "meta")
         values = kv_cache_bytes(cache_shape(layer, 1), 1)
         parameters = sum(weight.numel() for weight in layer.weights.values())
         kv = 0 if kind == "mla" else layer.kv_heads

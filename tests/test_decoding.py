@@ -102,6 +102,18 @@ def test_the_layouts_at_one_width_cache_and_weigh_what_their_matrices_hold():
     assert found["mla"].cached_values == 128 + d // 2 and found["mla"].latent == 128
 
 
+@pytest.mark.parametrize(("d_model", "heads", "kv_heads"), [(512, 8, 2), (2048, 16, 4), (256, 4, 4)])
+def test_the_layouts_count_the_weights_generate_draws_without_drawing_them(d_model, heads, kv_heads, monkeypatch):
+    from attn_core import decoding
+
+    drawn = {kind: decoding.make_layer(kind, d_model, heads, kv_heads, None, 0, torch.float32, "cpu") for kind in KINDS}
+    monkeypatch.setattr(torch, "randn", None)  # the layouts draw no random number
+    for layout in decoding.layouts(d_model, heads, kv_heads):
+        layer = drawn[layout.kind]
+        assert layout.parameters == sum(weight.numel() for weight in layer.weights.values())
+        assert layout.cached_values == kv_cache_bytes(decoding.cache_shape(layer, 1), 1)
+
+
 def test_llama_3_8bs_cache_outgrows_its_weights_at_the_context_the_bytes_say():
     from attn_core.decoding import cache_outgrows_weights
 
