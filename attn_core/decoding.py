@@ -346,7 +346,7 @@ class Layout:
 
 def layouts(d_model: int, heads: int, kv_heads: int) -> list[Layout]:
     """MHA, GQA with ``kv_heads``, MQA and MLA at the same width, as ``generate`` builds them, counted on the weights'
-    shapes (drawing the weights of C = 4,096 takes a second)."""
+    shapes: drawing them takes up to a second at the widest C, on every redraw of the table."""
     found = []
     for kind in KINDS:
         layer = make_layer(kind, d_model, heads, kv_heads, None, 0, torch.float32, "meta")

@@ -54,8 +54,8 @@ def unavailable(device: str) -> str | None:
 @functools.cache
 def warm_up() -> threading.Thread:
     """Make a first block mask in a background thread, once a process, and return the thread. The first block mask
-    of a process imports torch._dynamo and sympy (0.8 s of CPU on a 2-core AMD EPYC, more on a slower machine), which a
-    view that shows one (the Masking view's studio) would otherwise wait for; ``block_mask`` waits for this one."""
+    of a process imports torch._dynamo and sympy (hundreds of modules, docs/performance.md), which a view that shows
+    one (the Masking view's studio) would otherwise wait for; ``block_mask`` waits for this one."""
     thread = threading.Thread(
         target=create_block_mask,
         args=(lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, 1, 1),

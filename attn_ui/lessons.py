@@ -69,7 +69,7 @@ def load(path: Path | str) -> Lesson:
 @functools.lru_cache(maxsize=16)
 def parse(text: str) -> Lesson:
     """A lesson from its TOML text (an uploaded file); ValueError saying what is missing. Kept per text: a run of a
-    lesson's step reads its file a dozen times (the slide's bar, its exercise, its score), 0.9 ms a parse."""
+    lesson's step reads its file a dozen times (the slide's bar, its exercise, its score)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

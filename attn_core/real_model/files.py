@@ -127,9 +127,9 @@ def model_dir() -> Path:
 
 def check_weights(path: Path) -> None:
     """Raise ModelIntegrityError unless the file's SHA-256 is WEIGHTS_SHA256. A file is hashed once per process while
-    it stays the same file (its inode, size and modification time): 50 ms for its 91 MB, on each load of the model."""
+    it stays the same file (its inode, size and modification time): hashing its 91 MB is most of a model load."""
     found = path.stat()
-    _check_weights(str(Path(path).resolve()), found.st_ino, found.st_size, found.st_mtime_ns)
+    _check_weights(str(path.resolve()), found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 @functools.cache  # a file that fails raises each time: only a passed check is kept
