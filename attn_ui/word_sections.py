@@ -9,7 +9,7 @@ import streamlit as st
 
 from attn_core.examples import COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import Encoded, MiniLM
-from attn_ui import page, slide, url_state
+from attn_ui import callbacks, page, slide, url_state
 from attn_ui.charts import SENTENCE_LABEL, short_label
 from attn_ui.inputs import MAX_CHARS, escape_markdown, word_and_sentences
 from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note
@@ -18,6 +18,7 @@ from attn_ui.steps import dataframe, heatmap_block, labelled_lines_block, row
 MAX_SENTENCES = 6  # sentences compared in the embeddings section
 
 
+@callbacks.needing("coref")  # on another view, it would set that view's sentence
 def use_coreference_example() -> None:
     """Coreference's example: two sentences that differ in one word, and the words it compares."""
     st.session_state.update(text=COREFERENCE_SENTENCES[0], text2=COREFERENCE_SENTENCES[1], coref=", ".join(COREFERENCE_WORDS))
