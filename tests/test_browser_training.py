@@ -19,10 +19,15 @@ def snapshot_title(page) -> str:
 
 @pytest.fixture(scope="module")
 def trained(server, browser) -> str:
-    """The server holds a trained pair of runs for QUICK: a link to it shows the run at once."""
+    """The server holds a trained pair of runs for QUICK: a link to it shows the run at once. It may hold it already:
+    the server is the test process's, and a process that runs this module's tests apart (pytest-xdist hands tests out
+    one by one) sets this fixture up again."""
     page = visit(browser, f"{server}/Training?{QUICK}&slide=2")
-    with rerun(page, timeout_s=120):
-        page.get_by_role("button", name="Train").click()
+    untrained = page.get_by_text("Not trained yet")
+    untrained.or_(page.locator("[data-testid='stVegaLiteChart']")).first.wait_for()
+    if untrained.is_visible():
+        with rerun(page, timeout_s=120):
+            page.get_by_role("button", name="Train").click()
     page.close()
     return server
 
