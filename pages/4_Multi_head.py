@@ -18,7 +18,7 @@ from attn_core import (
 from attn_core.examples import COREFERENCE_SENTENCES
 from attn_core.heads import pairs_by_similarity
 from attn_core.multihead import MAX_HEADS, nearest_head_counts, torch_mha_difference
-from attn_ui import page, slide, url_state
+from attn_ui import callbacks, page, slide, url_state
 from attn_ui.inputs import tokens_from_text
 from attn_ui.steps import feature_labels, grid_block, heatmap_block, matrix_step, projection_steps, row, score_steps, table
 from attn_ui.url_state import Param
@@ -33,6 +33,11 @@ PARAMS = url_state.Params(
     Param("head", 0, url_state.Integer(0, MAX_HEADS - 1)),
     page.SEED,
 )
+
+
+@callbacks.needing("head")  # this view's: Cost and Decoding, whose "heads" a late click would set, have none
+def use_heads(count: int) -> None:
+    st.session_state["heads"] = count
 
 
 SLIDES = (
@@ -73,7 +78,7 @@ if n_heads != asked_heads:
         st.warning(f"{problem} This view shows h = {n_heads} until you choose.")
     with st.container(horizontal=True):
         for valid in nearest_head_counts(d_model, asked_heads):
-            st.button(f"Use {valid} heads", on_click=st.session_state.update, kwargs={"heads": valid}, key=f"use_{valid}")
+            st.button(f"Use {valid} heads", on_click=use_heads, args=(valid,), key=f"use_{valid}")
 
 tokens = tokens_from_text(values.text, MAX_TOKENS, COREFERENCE_SENTENCES[0])
 seed = values.seed

@@ -72,3 +72,13 @@ def test_the_coreference_example_leaves_another_views_sentence():
     button.click().run()
     assert_clean(at)
     assert at.session_state["text"] == text
+
+
+def test_use_n_heads_leaves_another_views_head_count():
+    at = open_view("pages/4_Multi_head.py", slide="1", d_model="30", heads="4")  # 4 does not divide 30: offers others
+    button = next(button for button in at.button if button.label.startswith("Use "))
+    at.selectbox(key="head").set_value(0)  # as the browser sends it with the click
+    del at.session_state["head"]  # the view left; Cost and Decoding have a "heads" too
+    button.click().run()
+    assert_clean(at)
+    assert at.session_state["heads"] == 4
