@@ -91,7 +91,7 @@ print(before, started, warming.name, "torch._dynamo" in sys.modules and "sympy" 
 
 
 def test_the_masking_view_makes_flexattentions_first_block_mask_in_the_background():
-    """A process's first block mask imports torch._dynamo and sympy (0.8 s of CPU): the Masking view starts making one
+    """A process's first block mask imports torch._dynamo and sympy (hundreds of modules): the Masking view starts one
     in a thread as its run ends, so that its studio does not wait for it when first opened."""
     result = subprocess.run([sys.executable, "-c", WARMED_BY_THE_MASKING_VIEW], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "True", "FlexAttention", "warm-up", "True"]
