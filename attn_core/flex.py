@@ -11,12 +11,11 @@ call apart (``Point.compile_s``) and times the calls after it.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
-from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 from attn_core.masks import Mask
 
@@ -51,33 +50,10 @@ def unavailable(device: str) -> str | None:
     return None
 
 
-@functools.cache
-def warm_up() -> threading.Thread:
-    """Make a first block mask in a background thread, once a process, and return the thread. The first block mask
-    of a process imports torch._dynamo and sympy (hundreds of modules, docs/performance.md), which a view that shows
-    one (the Masking view's studio) would otherwise wait for; ``block_mask`` waits for this one."""
-    thread = threading.Thread(
-        target=create_block_mask,
-        args=(lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, 1, 1),
-        kwargs={"device": "cpu"},
-        name="FlexAttention warm-up",
-        daemon=True,
-    )
-    thread.start()
-    return thread
-
-
-def block_mask(mask_mod, batch: int | None, heads: int | None, t: int, device: str | torch.device, **options) -> BlockMask:
-    """``create_block_mask`` of a (t, t) mask, once the warm-up's has been made: a first block mask made in two threads
-    at once could meet a module of torch half imported."""
-    warm_up().join()
-    return create_block_mask(mask_mod, batch, heads, t, t, device=device, **options)
-
-
 def runner(q: Tensor, k: Tensor, v: Tensor, mask: Mask) -> Callable[[], Tensor]:
     """One call of compiled FlexAttention on q, k, v (B, H, T, d) under ``mask``; its block mask is made here, once,
     as a model makes it once per batch (for no mask too: without one, each call makes a T × T one of its own)."""
     t = q.shape[-2]
-    blocks = block_mask(mask.mask_mod(t), None, None, t, device=q.device)
+    blocks = create_block_mask(mask.mask_mod(t), None, None, t, t, device=q.device)
     attend = compiled()
     return lambda: attend(q, k, v, block_mask=blocks)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from torch.nn.attention.flex_attention import create_block_mask
 
-from attn_core.flex import block_mask
 from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, mod_scores, softmax_seen
 from attn_core.mask_studio import COMBINE, COMBINE_LABELS, Composition, Term, defaults, flex_code, queries_and_keys, text_of
 from attn_core.masks import block_counts, block_sums
@@ -134,7 +134,7 @@ def blocks_row(mask_mod, t: int, size: int) -> None:
     sums = block_sums(mask_mod, t, size).numpy()
     classes = np.where(sums == 0, "skipped", np.where(sums == size * size, "full", "partial")).tolist()
     empty, partial, full = block_counts(mask_mod, t, size)
-    flex = block_mask(mask_mod, 1, 1, t, device="cpu", BLOCK_SIZE=size)
+    flex = create_block_mask(mask_mod, 1, 1, t, t, device="cpu", BLOCK_SIZE=size)
     flex_partial, flex_full = int(flex.kv_num_blocks.sum()), int(flex.full_kv_num_blocks.sum())
     tiles = len(classes) ** 2
     flex_counts = {"empty": tiles - flex_partial - flex_full, "partial": flex_partial, "full": flex_full}

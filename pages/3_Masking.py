@@ -4,7 +4,7 @@ studio in FlexAttention's terms."""
 import pandas as pd
 import streamlit as st
 
-from attn_core import flex, padding_mask
+from attn_core import padding_mask
 from attn_core.examples import MASKING_SENTENCES
 from attn_core.masking import (
     BATCH_MASKS,
@@ -219,4 +219,3 @@ if slides.show(7):
     mask_studio_view.studio_section(slides, values, PARAMS)
 
 page.publish(PARAMS)
-flex.warm_up()  # the studio's first block mask (section 7), made while the view is read

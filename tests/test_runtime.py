@@ -76,27 +76,6 @@ def test_modules_loaded_by_a_run_are_frozen_at_the_next_and_a_runs_garbage_is_st
     assert result.stdout.split() == ["True"] * 4
 
 
-WARMED_BY_THE_MASKING_VIEW = """
-import sys
-from attn_core import flex
-from tests.conftest import open_view
-
-before = "torch._dynamo" in sys.modules or "sympy" in sys.modules
-open_view("pages/3_Masking.py", slide="1")  # not the studio: no block mask drawn
-started = flex.warm_up.cache_info().currsize == 1
-warming = flex.warm_up()
-warming.join()
-print(before, started, warming.name, "torch._dynamo" in sys.modules and "sympy" in sys.modules)
-"""
-
-
-def test_the_masking_view_makes_flexattentions_first_block_mask_in_the_background():
-    """A process's first block mask imports torch._dynamo and sympy (hundreds of modules): the Masking view starts one
-    in a thread as its run ends, so that its studio does not wait for it when first opened."""
-    result = subprocess.run([sys.executable, "-c", WARMED_BY_THE_MASKING_VIEW], capture_output=True, text=True, check=True)
-    assert result.stdout.split() == ["False", "True", "FlexAttention", "warm-up", "True"]
-
-
 def test_charts_are_compiled_without_checking_the_schema(monkeypatch):
     """Altair checks an object against the JSON schema as it is made (its debug mode) or set (``.properties()``),
     which took most of a rerun: the builders compile their charts without those checks (tests/test_charts.py checks
