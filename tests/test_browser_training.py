@@ -13,6 +13,17 @@ skip_without_browser()
 QUICK = "task=marker&d_k=16&steps=100"  # a pair of runs in about a second; the server keeps it
 
 
+def wait_for_progress(page) -> None:
+    """Until a run's progress shows (it has begun); if it does not within a minute, what the page shows instead."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        page.get_by_text("Training: step").wait_for(timeout=60_000)
+    except PlaywrightError as error:
+        shown = page.locator("[data-testid='stMain']").inner_text(timeout=5_000)[:600]
+        raise AssertionError(f"no run began at {page.url}; the page shows: {shown!r}") from error
+
+
 def snapshot_title(page) -> str:
     return page.locator("[data-testid='stVegaLiteChart']").first.get_attribute("aria-label") or ""
 
@@ -63,7 +74,7 @@ def test_every_training_slide_fits_every_screen(trained, browser):
 def test_stop_interrupts_a_run(server, browser):
     page = visit(browser, f"{server}/Training?task=first&steps=1000&slide=2")
     page.get_by_role("button", name="Train").click()
-    page.get_by_text("Training: step").wait_for(timeout=60_000)
+    wait_for_progress(page)
     with rerun(page):
         page.locator("[data-testid='stMain']").get_by_role("button", name="Stop").click()
     settle_layout(page)
@@ -79,7 +90,7 @@ def test_train_on_a_slide(server, browser):
     page = visit(browser, f"{server}/Training?present=on&task=first&d_k=64&steps=300&seed=5", viewport=(1024, 576))
     settle_layout(page)
     page.get_by_role("button", name="Train").click()
-    page.get_by_text("Training: step").wait_for(timeout=60_000)  # the run has begun, and goes on to its end
+    wait_for_progress(page)  # the run has begun, and goes on to its end
     page.get_by_text("Not trained yet").wait_for(state="detached", timeout=120_000)
     settle_layout(page)
     assert not exception_texts(page)
