@@ -9,13 +9,13 @@ message: the page shows no traceback and the old view's callback changes nothing
 
 from __future__ import annotations
 
+from attn_ui.downloads import SHOWN
 from attn_ui.exercises import ANSWERS
 from attn_ui.lesson_builder import BUILDER
 from attn_ui.lesson_player import DRAFT
 from tests.conftest import assert_clean, open_all, open_view
 
 MASKING, POSITIONS = "pages/3_Masking.py", "pages/8_Positions.py"
-SHOWN = "_shown"  # attn_ui.downloads.SHOWN: the view as its last run drew it
 
 
 def test_the_play_toggle():
