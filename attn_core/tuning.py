@@ -4,9 +4,10 @@ Which (block_q, block_k), and how many bytes of scores one product holds, are fa
 cores, so tiles picked on one machine can be slow on another (docs/performance.md has examples). ``tune`` times every
 candidate of CANDIDATES against SDPA at SHAPE, for no mask and for a causal mask (the class of every masked call:
 causal, window, any boolean mask), the runs interleaved so that a slow spell of the machine hits all of them, and
-keeps the candidate with the fastest call relative to SDPA's. The result is written to the user's cache directory,
-keyed by the CPU model, the number of cores and torch's version: another machine, or another torch, finds no entry and
-uses tiled.UNTUNED until it is tuned. The kernel reads no file: its callers (the sweep, the Cost view, the benchmarks)
+keeps the fastest candidate, or where others are as fast within the measurement's own noise, the one of them whose
+products hold the fewest bytes (``choose``). The result is written to the user's cache directory, keyed by the CPU
+model, the number of cores and torch's version: another machine, or another torch, finds no entry and uses
+tiled.UNTUNED until it is tuned. The kernel reads no file: its callers (the sweep, the Cost view, the benchmarks)
 pass ``current()`` in. ``python -m attn_core.bench --tune`` tunes again; the Cost view tunes before its first sweep on
 a new machine.
 """
@@ -26,7 +27,7 @@ from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 from attn_core.device import cpu_model
 from attn_core.tiled import UNTUNED, TilePlan, Tiles, tiled_attention
-from attn_core.timing import MIB, time_interleaved
+from attn_core.timing import MIB, Spread, time_interleaved
 
 # Tiles to try, without a mask (False) and under one (True); the first are UNTUNED's. A product of 8 MiB of scores
 # (tile_bytes) is fast where the last-level cache holds it; some sizes are also tried at 2 MiB, for smaller caches.
@@ -70,12 +71,12 @@ def current() -> TilePlan:
 
 
 def tune(progress: Callable[[float, str], None] | None = None) -> TilePlan:
-    """Time every candidate against SDPA on this machine, keep the fastest on disk, and return them.
+    """Time every candidate against SDPA on this machine, keep those ``choose`` picks on disk, and return them.
     ``progress(done, text)`` is told the share done (0 to 1) before each mask class. Masked candidates are timed
     with the dense tiles chosen first: masked attention joins whole tiles as wide as the dense block_k."""
     generator = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(*SHAPE, generator=generator) for _ in range(3))  # (B, H, T, d)
-    chosen, ratios = UNTUNED, {}
+    chosen, fastest, typical = UNTUNED, {}, {}  # each candidate's fastest and median call over SDPA's
     for step, masked in enumerate((False, True)):
         kind = "masked" if masked else "dense"
         if progress is not None:
@@ -85,11 +86,23 @@ def tune(progress: Callable[[float, str], None] | None = None) -> TilePlan:
             plan = dataclasses.replace(chosen, **{kind: tiles})
             runs[tiles] = functools.partial(tiled_attention, q, k, v, causal=masked, plan=plan)
         timed = time_interleaved(runs, dict.fromkeys(runs, 1), ROUNDS, reference="sdpa")
-        sdpa_s = timed.pop("sdpa").spread.min
-        ratios[kind] = {tiles.label: round(result.spread.min / sdpa_s, 3) for tiles, result in timed.items()}
-        chosen = dataclasses.replace(chosen, **{kind: min(timed, key=lambda tiles: timed[tiles].spread.min)})
-    keep(chosen, {"ratio_to_sdpa": ratios, "shape": SHAPE})
+        sdpa_spread = timed.pop("sdpa").spread
+        fastest[kind] = {tiles.label: round(result.spread.min / sdpa_spread.min, 3) for tiles, result in timed.items()}
+        typical[kind] = {tiles.label: round(result.spread.median / sdpa_spread.median, 3) for tiles, result in timed.items()}
+        chosen = dataclasses.replace(chosen, **{kind: choose({tiles: result.spread for tiles, result in timed.items()})})
+    keep(chosen, {"ratio_to_sdpa": fastest, "median_ratio_to_sdpa": typical, "shape": SHAPE})
     return chosen
+
+
+def choose(spreads: dict[Tiles, Spread]) -> Tiles:
+    """The tiles to keep: the candidate with the fastest call, unless others are as fast within the noise (their
+    fastest call beats its median call), and then of those the one whose products hold the fewest bytes of scores.
+    Where the machine's cache is shared, its other tenants change how much of it a call gets from one minute to the
+    next, and larger products lose the most when they get less (docs/performance.md, *A third AMD EPYC*): between
+    candidates the tuning cannot tell apart, the smaller is the one that stays fast."""
+    fastest = min(spreads, key=lambda tiles: spreads[tiles].min)
+    ties = [tiles for tiles, spread in spreads.items() if spread.min <= spreads[fastest].median]
+    return min(ties, key=lambda tiles: (tiles.tile_bytes, spreads[tiles].min))
 
 
 def keep(plan: TilePlan, about: dict | None = None) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from attn_core import tuning
 from attn_core.tiled import UNTUNED, TilePlan, Tiles
+from attn_core.timing import MIB, Spread, Timed
 
 
 @pytest.fixture
@@ -60,3 +61,41 @@ def test_a_tuning_of_blocks_only_is_measured_again(empty_cache):
     entry = {"blocks": {"none": [512, 512], "masked": [1024, 128]}, "date": "2026-11-27 08:00 UTC"}
     tuning.cache_path().write_text(json.dumps({tuning.machine_key(): entry}))
     assert tuning.tuned() is None
+
+
+LARGE, SMALL, SMALL_SLOW = Tiles(1024, 512, 8 * MIB), Tiles(1024, 256, 2 * MIB), Tiles(256, 256, 2 * MIB)
+
+
+def spread(fastest: float, median: float) -> Spread:
+    return Spread(fastest, median, median - fastest)
+
+
+def test_the_fastest_candidate_is_kept_where_no_other_is_as_fast_within_the_noise():
+    assert tuning.choose({LARGE: spread(1.00, 1.01), SMALL: spread(1.02, 1.03), SMALL_SLOW: spread(1.2, 1.3)}) == LARGE
+    assert tuning.choose({SMALL: spread(1.00, 1.01), LARGE: spread(1.005, 1.02)}) == SMALL
+
+
+def test_of_the_candidates_as_fast_within_the_noise_the_one_with_the_smallest_products_is_kept():
+    """The largest products fastest in the tuning by less than its own spread: the smaller ones are kept."""
+    spreads = {LARGE: spread(1.00, 1.05), SMALL: spread(1.013, 1.04), SMALL_SLOW: spread(1.06, 1.07)}
+    assert tuning.choose(spreads) == SMALL
+    faster_alike = Tiles(512, 512, 2 * MIB)  # as small: the faster of the two
+    assert tuning.choose(spreads | {faster_alike: spread(1.01, 1.02)}) == faster_alike
+
+
+def test_tune_keeps_the_chosen_candidates(empty_cache, monkeypatch):
+    """With the measurements given (SDPA 1 s a call), tune keeps what choose picks, for no mask and under a mask."""
+    candidates = {False: (LARGE, SMALL), True: (Tiles(1024, 128, 8 * MIB), Tiles(1024, 128, 2 * MIB))}
+    monkeypatch.setattr(tuning, "CANDIDATES", candidates)
+    measured = {"sdpa": spread(1.0, 1.0)} | {tiles: spread(1.00, 1.10) for tiles in (LARGE, candidates[True][0])}
+    measured |= {tiles: spread(1.05, 1.06) for tiles in (SMALL, candidates[True][1])}
+
+    def timed(runs, numbers, repeats, reference=None):
+        assert reference == "sdpa" and set(runs) == {"sdpa", *candidates[runs["sdpa"].keywords["is_causal"]]}
+        return {key: Timed(measured[key], 1, False) for key in runs}
+
+    monkeypatch.setattr(tuning, "time_interleaved", timed)
+    assert tuning.tune() == TilePlan(SMALL, candidates[True][1]) == tuning.current()
+    entry = json.loads(tuning.cache_path().read_text())[tuning.machine_key()]
+    assert entry["ratio_to_sdpa"]["dense"] == {LARGE.label: 1.0, SMALL.label: 1.05}
+    assert entry["median_ratio_to_sdpa"]["dense"] == {LARGE.label: 1.1, SMALL.label: 1.06}
