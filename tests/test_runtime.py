@@ -6,6 +6,7 @@ import gc
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from pathlib import Path
 
@@ -250,3 +251,16 @@ def test_the_numbers_pages_are_compared_with_do_not_depend_on_the_thread_count()
             runs.append((heads, model.run_texts(list(COREFERENCE_SENTENCES[:2])).weights(0)))  # (L, H, T, T)
     for one, two in zip(*runs, strict=True):
         torch.testing.assert_close(one, two, atol=5e-7, rtol=0)
+
+
+def test_the_server_imports_the_views_libraries_before_anyone_visits():
+    """``streamlit run streamlit_app.py`` serves the ``st.App`` in it, whose start imports torch and pandas (attn_ui.startup)
+    while no browser has connected: the first visitor's page does not wait for them."""
+    from tests.browser_support import app_server
+
+    libraries = ("libtorch_cpu.so", "/pandas/_libs/")
+    with app_server() as server:
+        deadline = time.monotonic() + 60
+        while not all(library in Path(f"/proc/{server.pid}/maps").read_text() for library in libraries):
+            assert time.monotonic() < deadline, f"the server has not loaded {libraries} within 60 s of its start"
+            time.sleep(0.1)
