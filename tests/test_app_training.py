@@ -60,6 +60,20 @@ def test_the_view_opens_without_training_and_train_draws_the_runs(trainings):
     assert table.loc["final accuracy", "scaled by 1/√d_k"] == f"{scaled.accuracy[-1]:.0%}"
 
 
+def test_a_run_over_the_time_budget_is_refused_with_the_numbers_and_the_view_still_works(trainings, monkeypatch):
+    monkeypatch.setattr(training_runs, "BUDGET_S", 1e-6)
+    at = open_view(TRAINING)  # d_k = 256 and 300 steps: long enough for its first steps to be timed
+    press(at, "Train")
+    assert_clean(at)
+    (refusal,) = texts(at, "error")
+    assert refusal.startswith("This run is refused: 300 steps would take about") and "over the budget of 0 s" in refusal
+    assert trainings == [True] and not chart_frames(at)  # the first run refused, the second never started
+    at.number_input(key="seed").set_value(3).run()
+    assert_clean(at)
+    assert not texts(at, "error")
+    assert any("Not trained yet" in text for text in texts(at, "info")) and trainings == [True]
+
+
 def test_changing_controls_never_trains_and_a_link_replays_from_the_cache(trainings):
     at = open_view(TRAINING, **QUICK)
     press(at, "Train")
