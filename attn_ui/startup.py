@@ -2,9 +2,9 @@
 
 ``streamlit run streamlit_app.py`` finds the ``st.App`` there and serves it; its lifespan starts here. Streamlit runs no
 page before a browser connects, and a page's first run would otherwise begin by importing torch, pandas and Altair
-(2 to 2.5 s on a 2-core machine) while the visitor waits. Imported in a thread from the server's start instead, they
-load while the browser fetches and starts the app's own scripts (about a second); a first run that begins meanwhile
-waits for the modules it needs (Python's import locks) rather than importing them again.
+(seconds on a small machine) while the visitor waits. Imported in a thread from the server's start instead, they load
+while the browser fetches and starts Streamlit's own scripts; a first run that begins meanwhile waits for the modules
+it needs (Python's import locks) rather than importing them again. docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-# What every page imports first, in the order the home page does: a run that begins meanwhile waits on the same modules
-# in the same order (two threads importing in different orders could each hold a module the other needs).
+# The home page's imports, which bring in every library the views use (attn_ui.page imports the engine and the charts).
+# A run that needs one of these modules while this thread imports it waits for it (Python's import lock per module).
 PRELOADED = ("attn_ui.lessons", "attn_ui.page")
 
 
