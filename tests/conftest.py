@@ -114,8 +114,8 @@ def fresh_caches():
 @pytest.fixture(autouse=True)
 def no_time_budget_for_training(monkeypatch):
     """The Training view refuses a pair of runs that its first steps show would take over training_runs.BUDGET_S on
-    this machine at this moment; beside the suite's other process, its browser and its server, a slow host's default
-    run (5 s alone) came to that. A test about what a run draws or answers must not depend on the host's load; the
+    this machine at this moment; beside the suite's other process, its browser and its server, the view's default
+    run came to that on a slow host. A test about what a run draws or answers must not depend on the host's load; the
     refusal's own test sets a budget of its own."""
     monkeypatch.setattr(training_runs, "BUDGET_S", math.inf)
 
