@@ -253,16 +253,19 @@ new MutationObserver(() => { window.lastChange = performance.now(); })
 
 
 def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago: float = 0.0) -> None:
-    """Wait until the page's elements and charts stop changing: every chart on display drawn, the app idle and no
-    change to the page's elements (a node, an attribute or a text) for ``quiet_ms``, and every chart's box the same in
-    every check 50 ms apart. The browser keeps adding elements for a moment after the app's run has finished, and
-    Vega redraws width-filling charts asynchronously after a resize. The changes are those ``visit``'s LAST_CHANGE
+    """Wait until the page's elements and charts stop changing: every element's code loaded (Streamlit shows a
+    skeleton where an element waits for its script, which a busy machine may take longer than ``quiet_ms`` to fetch
+    and run), every chart on display drawn, the app idle and no change to the page's elements (a node, an attribute
+    or a text) for ``quiet_ms``, and every chart's box the same in every check 50 ms apart. The browser keeps adding
+    elements for a moment after the app's run has finished, and Vega redraws width-filling charts asynchronously
+    after a resize. The changes are those ``visit``'s LAST_CHANGE
     records. The quiet counts from now, or, on a page whose last action (a key, a resize, a theme) was
     ``acted_s_ago`` seconds ago, from then or its last change, whichever came later: a page left alone while another
     was waited for has settled."""
     settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
-        const charts = () => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
-            .filter(chart => chart.getClientRects().length > 0);  // not those in a hidden tab
+        const shown = selector => [...document.querySelectorAll(selector)]
+            .filter(element => element.getClientRects().length > 0);  // not those in a hidden tab
+        const charts = () => shown("[data-testid='stVegaLiteChart']");
         const boxes = () => JSON.stringify(charts().map(chart => chart.firstElementChild?.getBoundingClientRect() ?? null));
         let changed = Math.max(window.lastChange, performance.now() - actedAgoMs), quietBoxes = null, checks = 0;
         const started = performance.now();
@@ -271,7 +274,8 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
             let quiet = false;
             try {
                 const current = boxes();
-                const drawn = charts().every(chart => chart.querySelector("svg, canvas"));
+                const drawn = shown("[data-testid='stSkeleton']").length === 0
+                    && charts().every(chart => chart.querySelector("svg, canvas"));
                 const idle = document.querySelector(idleSelector) !== null;  // a run may be on its way
                 changed = Math.max(changed, window.lastChange);
                 if ((checks++ > 0 && current !== quietBoxes) || !idle) changed = now;

@@ -13,6 +13,7 @@ from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     EXCEPTION,
     IDLE,
+    LAST_CHANGE,
     choose,
     exception_texts,
     finished_runs,
@@ -223,6 +224,28 @@ def test_presenter_mode_keeps_the_open_section(server, browser):
         settle_layout(page)
         assert picker.is_visible() is not presenting and ("present=on" in page.url) is presenting
         assert charts.evaluate_all(titles) == shown and not exception_texts(page)
+
+
+def test_a_layout_is_not_settled_while_an_element_waits_for_its_script(server, browser):
+    """Streamlit fetches each kind of element's script as a page first draws one, with a skeleton in its place
+    meanwhile; on a busy machine that took longer than settle_layout's quiet, and a test found no chart on its page.
+    Here Vega's chart script comes 2 s late: settle_layout returns with the chart drawn."""
+    page = browser.browser.new_page(viewport={"width": 1280, "height": 720})  # a page of its own, for its route
+
+    def late(route) -> None:  # the script itself waits 2 s before it runs (a module's top-level await)
+        script = route.fetch()
+        route.fulfill(response=script, body="await new Promise(done => setTimeout(done, 2000));\n" + script.text())
+
+    try:
+        page.route("**/ArrowVegaLiteChart.*.js", late)
+        page.add_init_script(LAST_CHANGE)
+        page.goto(f"{server}/Pipeline")
+        page.wait_for_selector(IDLE, timeout=60_000)
+        settle_layout(page)
+        assert page.locator("[data-testid='stVegaLiteChart'] svg").count() >= 1
+        assert page.locator("[data-testid='stSkeleton']").count() == 0
+    finally:
+        page.close()
 
 
 def test_hiding_cls_updates_the_head_grid_in_place(server, browser):
