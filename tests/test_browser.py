@@ -58,8 +58,9 @@ def test_shared_pipeline_link_shows_the_example(server, browser):
 
 def test_changing_a_control_updates_the_url(server, browser):
     page = visit(browser, f"{server}/Pipeline")
-    page.locator("label").filter(has_text="Divide scores by √d_k").click()
-    page.wait_for_selector(IDLE, timeout=60_000)
+    settle_layout(page)  # on a busy machine a click before the page has settled could land on a control not yet live
+    with rerun(page):
+        page.locator("label").filter(has_text="Divide scores by √d_k").click()
     page.wait_for_function("() => window.location.search.includes('scale=off')", timeout=10_000)
     assert page.locator(EXCEPTION).count() == 0
 
