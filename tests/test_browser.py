@@ -145,6 +145,7 @@ def test_pipeline_survives_text_then_every_control(server, browser):
 def test_masking_play_steps_to_the_last_token(server, browser):
     """Play moves the generation step forward on a timer (a fragment asks for full reruns) and stops at the end."""
     page = visit(browser, f"{server}/Masking?text=a+b+c+d&slide=all")
+    settle_layout(page)  # a click before the page has settled could land on a control not yet live
     page.locator("label").filter(has_text="Play").click()
     page.wait_for_function("() => window.location.search.includes('step=4')", timeout=30_000)
     page.wait_for_selector(IDLE, timeout=30_000)
