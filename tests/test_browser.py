@@ -230,8 +230,8 @@ def test_presenter_mode_keeps_the_open_section(server, browser):
 
 def test_a_layout_is_not_settled_while_an_element_waits_for_its_script(server, browser):
     """Streamlit fetches each kind of element's script as a page first draws one, with a skeleton in its place
-    meanwhile; on a busy machine that took longer than settle_layout's quiet, and a test found no chart on its page.
-    Here Vega's chart script comes 2 s late: settle_layout returns with the chart drawn."""
+    meanwhile, which on a busy machine can take longer than settle_layout's quiet. Here Vega's chart script comes 2 s
+    late: settle_layout returns with the chart drawn, not with its skeleton."""
     page = browser.browser.new_page(viewport={"width": 1280, "height": 720})  # a page of its own, for its route
 
     def late(route) -> None:  # the script itself waits 2 s before it runs (a module's top-level await)
