@@ -453,13 +453,13 @@ def feature_labels(n: int) -> list[str]:
 def one_query_blocks(query: str, keys: list[str], scaled: Tensor, weights: Tensor, context: Tensor) -> None:
     """One query's row: its scaled scores and its weights over the keys as bars, and its context vector written out as
     the weighted sum of the values (on a slide, its SLIDE_TERMS largest terms and first entries: two lines)."""
-    with row(2, lines_above=0, lines_below=5) as charts:  # its context vector below: a line, and two or three in a code block
+    with row(2, lines_above=0, lines_below=5) as charts:  # its context vector below: a line, and two or three of the sum
         bar_block(charts, scaled, keys, value_title="scaled score", title=f"Scaled scores of “{query}”")
         bar_block(charts, weights, keys, value_title="weight", title=f"Attention weights of “{query}”")
     st.markdown(f"Context vector of **{escape_markdown(query)}**:")
     short = slide.presenting()
     summary = weighted_sum(weights, keys, context, 4 if short else 8, SLIDE_TERMS if short else None)
-    st.code(summary, language=None, wrap_lines=True)
+    st.text(summary)  # plain text: st.code's highlighter costs a new tab a quarter of a second the first time it draws
 
 
 def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8, max_terms: int | None = None) -> str:

@@ -44,7 +44,7 @@ def test_pipeline_defaults_match_engine():
     expected = walk.steps.weights[0].double()
     assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, t, t))
     # The query picker defaults to the last token; its context is written out as a weighted sum.
-    code = texts(at, "code")[0]
+    code = texts(at, "text")[0]
     last = walk.steps.context[0, -1]
     assert code.endswith("= [" + ", ".join(f"{float(c):.4f}" for c in last) + "]")
     assert f"·v({tokens[0]})" in code
@@ -64,7 +64,7 @@ def test_a_slide_writes_the_largest_terms_of_a_long_sentences_weighted_sum():
     largest = sorted(torch.argsort(weights, descending=True)[:6].tolist())
     terms = " + ".join(f"{float(weights[i]):.2f}·v({tokens[i]})" for i in largest)
     entries = ", ".join(f"{float(c):.4f}" for c in context[:4])
-    assert texts(at, "code")[0] == f"{terms} + … (10 more) = [{entries}, … 4 more]"
+    assert texts(at, "text")[0] == f"{terms} + … (10 more) = [{entries}, … 4 more]"
 
 
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "custom"])
@@ -81,7 +81,7 @@ def test_playing_outside_link_shows_reference_numbers():
     weights = heatmap_values(at, 2, 2)
     reference = torch.tensor([[0.5137, 0.4863], [0.5206, 0.4794]], dtype=torch.float64)
     assert any(torch.allclose(m, reference, atol=5e-5) for m in weights)
-    code = texts(at, "code")[0]
+    code = texts(at, "text")[0]
     assert code == "0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]"
 
 
