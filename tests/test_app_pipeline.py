@@ -44,10 +44,10 @@ def test_pipeline_defaults_match_engine():
     expected = walk.steps.weights[0].double()
     assert any(torch.allclose(m, expected, atol=1e-6) for m in heatmap_values(at, t, t))
     # The query picker defaults to the last token; its context is written out as a weighted sum.
-    code = texts(at, "text")[0]
+    written = texts(at, "text")[0]
     last = walk.steps.context[0, -1]
-    assert code.endswith("= [" + ", ".join(f"{float(c):.4f}" for c in last) + "]")
-    assert f"·v({tokens[0]})" in code
+    assert written.endswith("= [" + ", ".join(f"{float(c):.4f}" for c in last) + "]")
+    assert f"·v({tokens[0]})" in written
     assert metric(at, "Largest |row sum") < 1e-5
     assert metric(at, "Largest difference") < 1e-5
 
@@ -81,8 +81,7 @@ def test_playing_outside_link_shows_reference_numbers():
     weights = heatmap_values(at, 2, 2)
     reference = torch.tensor([[0.5137, 0.4863], [0.5206, 0.4794]], dtype=torch.float64)
     assert any(torch.allclose(m, reference, atol=5e-5) for m in weights)
-    code = texts(at, "text")[0]
-    assert code == "0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]"
+    assert texts(at, "text")[0] == "0.51·v(Playing) + 0.49·v(Outside) = [0.3357, 0.6014, 0.1438, 0.5453]"
 
 
 def test_random_batch_selector_picks_the_sentence():
