@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import shutil
 import tempfile
 from pathlib import Path
+
+# The Training view refuses a pair of runs that its first steps show would take over its budget on this machine at
+# this moment; beside the suite's other process, its browser and its server, the view's default run came to that on a
+# slow host. A test about what a run draws or answers must not depend on the host's load: the tests, and the servers
+# they start, run with no budget (read when attn_ui.training_runs is imported); the refusal's own test sets one.
+os.environ["ATTN_TRAINING_BUDGET_S"] = "inf"
 
 import pyarrow as pa
 import pytest
@@ -20,7 +25,6 @@ from streamlit.testing.v1 import AppTest, local_script_runner
 
 from attn_core import tuning
 from attn_core.tiled import UNTUNED
-from attn_ui import training_runs
 
 # Each AppTest scans every installed package's metadata for Streamlit components when it first runs (50 ms here, a
 # thread per core), where a server scans once at its start: the tests' thousands of AppTests spent a quarter of their
@@ -109,15 +113,6 @@ def fresh_caches():
     """Caches outlive AppTest instances in one process; each test starts clean."""
     st.cache_data.clear()
     st.cache_resource.clear()
-
-
-@pytest.fixture(autouse=True)
-def no_time_budget_for_training(monkeypatch):
-    """The Training view refuses a pair of runs that its first steps show would take over training_runs.BUDGET_S on
-    this machine at this moment; beside the suite's other process, its browser and its server, the view's default
-    run came to that on a slow host. A test about what a run draws or answers must not depend on the host's load; the
-    refusal's own test sets a budget of its own."""
-    monkeypatch.setattr(training_runs, "BUDGET_S", math.inf)
 
 
 def open_view(page: str | None = None, **query: str) -> AppTest:

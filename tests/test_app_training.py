@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from attn_core.training import train
@@ -72,6 +74,25 @@ def test_a_run_over_the_time_budget_is_refused_with_the_numbers_and_the_view_sti
     assert_clean(at)
     assert not texts(at, "error")
     assert any("Not trained yet" in text for text in texts(at, "info")) and trainings == [True]
+
+
+@pytest.mark.parametrize(
+    ("value", "budget_s"),
+    [(None, 30.0), ("45", 45.0), ("inf", math.inf), ("0", 30.0), ("-5", 30.0), ("nan", 30.0), ("thirty", 30.0), ("", 30.0)],
+)
+def test_a_servers_environment_may_set_the_training_budget(monkeypatch, value, budget_s):
+    """ATTN_TRAINING_BUDGET_S: a positive number of seconds or "inf"; anything else leaves the default 30 s."""
+    if value is None:
+        monkeypatch.delenv(training_runs.BUDGET_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(training_runs.BUDGET_VARIABLE, value)
+    assert training_runs.seconds_from_environment(training_runs.BUDGET_VARIABLE, training_runs.DEFAULT_BUDGET_S) == budget_s
+
+
+def test_the_tests_and_their_servers_train_with_no_budget():
+    """tests/conftest.py sets the variable before the app is imported, and the servers the tests start inherit it: a
+    run's refusal never depends on how busy the test machine is."""
+    assert training_runs.BUDGET_S == math.inf
 
 
 def test_changing_controls_never_trains_and_a_link_replays_from_the_cache(trainings):
