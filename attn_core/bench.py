@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from attn_core.device import available_devices, cpu_model
+from attn_core.device import available_devices, cpu_caches, cpu_model
 from attn_core.masks import Mask
 from attn_core.sweep import (
     DEFAULT_LENGTHS,
@@ -84,6 +84,7 @@ def machine() -> dict:
     """What the reference results were measured on."""
     return {
         "cpu": cpu_model(),
+        "caches": cpu_caches(),
         "cores": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,

@@ -37,6 +37,25 @@ def resolve_device(name: str = "cpu") -> torch.device:
     return torch.device(name)
 
 
+CPU_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")  # Linux: one folder (index0, index1 ...) a cache of core 0
+
+
+def cpu_caches(root: Path = CPU_CACHES) -> str:
+    """Core 0's caches from level 2 up, e.g. "L2 1 MiB, L3 32 MiB"; "" where the system does not say (not Linux).
+    Two CPUs of one model name can differ here (a cloud's "AMD EPYC" with an L3 of 8 or 32 MiB), and what is fastest
+    follows the caches."""
+    caches = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level, kind, size = ((index / name).read_text().strip() for name in ("level", "type", "size"))
+        except OSError:
+            continue
+        if int(level) >= 2 and kind != "Instruction" and size.endswith("K"):
+            kib = int(size[:-1])
+            caches[int(level)] = f"L{level} {kib // 1024} MiB" if kib % 1024 == 0 else f"L{level} {kib} KiB"
+    return ", ".join(caches[level] for level in sorted(caches))
+
+
 def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo, else what platform says."""
     try:

@@ -6,10 +6,10 @@ candidate of CANDIDATES against SDPA at SHAPE, for no mask and for a causal mask
 causal, window, any boolean mask), the runs interleaved so that a slow spell of the machine hits all of them, and
 keeps the fastest candidate, or where others are as fast within the measurement's own noise, the one of them whose
 products hold the fewest bytes (``choose``). The result is written to the user's cache directory, keyed by the CPU
-model, the number of cores and torch's version: another machine, or another torch, finds no entry and uses
-tiled.UNTUNED until it is tuned. The kernel reads no file: its callers (the sweep, the Cost view, the benchmarks)
-pass ``current()`` in. ``python -m attn_core.bench --tune`` tunes again; the Cost view tunes before its first sweep on
-a new machine.
+model and its caches (one model name comes with different ones), the number of cores and torch's version: another
+machine, or another torch, finds no entry and uses tiled.UNTUNED until it is tuned. The kernel reads no file: its
+callers (the sweep, the Cost view, the benchmarks) pass ``current()`` in. ``python -m attn_core.bench --tune`` tunes
+again; the Cost view tunes before its first sweep on a new machine.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-from attn_core.device import cpu_model
+from attn_core.device import cpu_caches, cpu_model
 from attn_core.tiled import UNTUNED, TilePlan, Tiles, tiled_attention
 from attn_core.timing import MIB, Spread, time_interleaved
 
@@ -43,8 +43,9 @@ CACHE_FILE = "tiled-blocks.json"
 
 
 def machine_key() -> str:
-    """What a tuning is valid for: the CPU model, the number of cores and torch's version."""
-    return f"{cpu_model()} | {os.cpu_count()} cores | torch {torch.__version__}"
+    """What a tuning is valid for: the CPU model and its caches, the number of cores and torch's version."""
+    caches = cpu_caches()
+    return f"{cpu_model()}{f' ({caches})' if caches else ''} | {os.cpu_count()} cores | torch {torch.__version__}"
 
 
 def cache_path() -> Path:

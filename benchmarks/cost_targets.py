@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from attn_core import tuning
 from attn_core.attention import naive_attention
-from attn_core.device import cpu_model
+from attn_core.device import cpu_caches, cpu_model
 from attn_core.masks import document_mask
 from attn_core.tiled import TilePlan, tiled_attention
 from attn_core.timing import loglog_fit, time_interleaved
@@ -134,7 +134,8 @@ def timings(plan: TilePlan) -> dict[str, tuple[float, float]]:
 @torch.inference_mode()
 def main() -> int:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"{cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads, torch {torch.__version__}, load {load}")
+    machine = f"{cpu_model()} ({cpu_caches() or 'caches unknown'}), {os.cpu_count()} cores, {torch.get_num_threads()} threads"
+    print(f"{machine}, torch {torch.__version__}, load {load}")
     if tuning.tuned() is None:
         print("  this machine has no tuned blocks yet: tuning (python -m attn_core.bench --tune)")
         tuning.tune()

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from attn_core import tuning
+from attn_core.device import cpu_caches
 from attn_core.tiled import UNTUNED, TilePlan, Tiles
 from attn_core.timing import MIB, Spread, Timed
 
@@ -49,6 +50,37 @@ def test_a_tuning_from_another_cpu_or_torch_is_not_used(empty_cache, monkeypatch
     monkeypatch.setattr(tuning, "machine_key", lambda: other)
     tuning.tuned.cache_clear()
     assert tuning.tuned() is None and tuning.current() == UNTUNED
+
+
+def test_a_tuning_from_a_cpu_of_the_same_name_with_other_caches_is_not_used(empty_cache, monkeypatch):
+    """Two clouds' "AMD EPYC"s, one with an L3 of 32 MiB and one of 8 MiB: tiles fast on one were slow on the other."""
+    monkeypatch.setattr(tuning, "cpu_model", lambda: "AMD EPYC")
+    monkeypatch.setattr(tuning, "cpu_caches", lambda: "L2 1 MiB, L3 32 MiB")
+    plan = TilePlan(Tiles(64, 32, 2**20), Tiles(32, 32, 2**20))
+    tuning.keep(plan)
+    assert tuning.tuned() == plan and "AMD EPYC (L2 1 MiB, L3 32 MiB) | " in tuning.machine_key()
+    monkeypatch.setattr(tuning, "cpu_caches", lambda: "L2 512 KiB, L3 8 MiB")
+    tuning.tuned.cache_clear()
+    assert tuning.tuned() is None and tuning.current() == UNTUNED
+
+
+def sysfs_caches(root, caches: list[tuple[str, str, str]]):
+    """A folder laid out as Linux's /sys/devices/system/cpu/cpu0/cache: index0, index1 ..., each with its level, type
+    and size."""
+    for number, values in enumerate(caches):
+        index = root / f"index{number}"
+        index.mkdir(parents=True)
+        for name, value in zip(("level", "type", "size"), values, strict=True):
+            (index / name).write_text(value + "\n")
+    return root
+
+
+def test_the_caches_are_read_from_level_2_up_as_linux_lists_them(tmp_path):
+    zen4 = [("1", "Data", "32K"), ("1", "Instruction", "32K"), ("2", "Unified", "1024K"), ("3", "Unified", "32768K")]
+    assert cpu_caches(sysfs_caches(tmp_path / "zen4", zen4)) == "L2 1 MiB, L3 32 MiB"
+    small = [("1", "Data", "48K"), ("2", "Unified", "1280K"), ("3", "Unified", "8192K")]
+    assert cpu_caches(sysfs_caches(tmp_path / "small", small)) == "L2 1280 KiB, L3 8 MiB"
+    assert cpu_caches(tmp_path / "none") == ""  # not Linux, or no such folder: the key without caches
 
 
 def test_an_unreadable_cache_file_means_not_tuned(empty_cache):
