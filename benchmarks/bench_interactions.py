@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interactions.py`
     sys.path.insert(0, str(ROOT))
 
+from attn_core.device import cpu_caches, cpu_model  # noqa: E402
 from attn_ui.measure import MEASURE  # noqa: E402
 from attn_ui.page import PIPELINE, SECTION_PICKER, VIEWS, View  # noqa: E402
 from benchmarks import heap_probe  # noqa: E402
@@ -774,12 +775,11 @@ def progress(message: str) -> None:
 
 
 def machine(browser) -> dict:
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), platform.processor())
     meminfo = Path("/proc/meminfo").read_text().split()
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
+        "caches": cpu_caches(),  # one model name ("AMD EPYC") comes with different caches, and the times follow them
         "cores": os.cpu_count(),
         "memory_gb": round(int(meminfo[meminfo.index("MemTotal:") + 1]) / 2**20, 1),
         "load_average": [round(value, 2) for value in os.getloadavg()],
@@ -943,7 +943,8 @@ def report(record: dict) -> str:
     lines = [
         "# Interactions in a real browser (benchmarks/bench_interactions.py)",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB; load average at start {m['load_average']}; "
+        f"Machine: {m['cpu']} ({m['caches'] or 'caches unknown'}), {m['cores']} cores, {m['memory_gb']} GB; "
+        f"load average at start {m['load_average']}; "
         f"Python {m['python']}, torch {m['torch']}, streamlit {m['streamlit']}, Chromium {m['chromium']}; "
         f"commit {m['commit']}; {m['date']}.",
         f"Settings: {s['repeats']} changes per control, {s['sessions']} sessions, viewport {s['viewport'][0]}×{s['viewport'][1]} "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from attn_core.device import cpu_caches
 from attn_ui.page import VIEWS
 from benchmarks import bench_interactions as bench
 from benchmarks import heap_probe
@@ -92,7 +93,12 @@ def test_a_quick_run_reports_every_control_and_section_of_a_view_and_the_server_
         cells += [p50, most, bench.verdict(ok)]
     assert f"| Scaling | {bench.number(view['first_visit_s'], 2)} | {' | '.join(cells)} |" in text
     assert f"| {bench.FLOOR_APP} | {bench.FLOOR_CONTROL} | main | number input | 1 | {bench.number(redraw['p50'])} |" in text
-    assert record["machine"]["cores"] and record["machine"]["cpu"] in text
+    machine = record["machine"]
+    assert (
+        machine["caches"] == cpu_caches()
+        and machine["cores"]
+        and f"Machine: {machine['cpu']} ({machine['caches'] or 'caches unknown'}), " in text
+    )
 
 
 def test_all_sections_is_held_to_the_first_render_target():
