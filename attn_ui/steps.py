@@ -39,7 +39,7 @@ from attn_ui.charts import (
     legend_width,
     title_width,
 )
-from attn_ui.charts.sizes import GRID_MARGIN, TEXT_LINE
+from attn_ui.charts.sizes import GRID_MARGIN, TEXT_LINE, short_label
 from attn_ui.draw import draw
 from attn_ui.export import unique_labels
 from attn_ui.formula import plain_formula
@@ -456,7 +456,7 @@ def one_query_blocks(query: str, keys: list[str], scaled: Tensor, weights: Tenso
     with row(2, lines_above=0, lines_below=5) as charts:  # its context vector below: a line, and two or three of the sum
         bar_block(charts, scaled, keys, value_title="scaled score", title=f"Scaled scores of “{query}”")
         bar_block(charts, weights, keys, value_title="weight", title=f"Attention weights of “{query}”")
-    st.markdown(f"Context vector of **{escape_markdown(query)}**:")
+    st.markdown(f"Context vector of **{escape_markdown(short_label(query))}**:")  # a token of any length: as the charts cut it
     short = slide.presenting()
     summary = weighted_sum(weights, keys, context, 4 if short else 8, SLIDE_TERMS if short else None)
     st.text(summary)  # plain text: st.code's highlighter costs a new tab a quarter of a second the first time it draws
@@ -464,11 +464,12 @@ def one_query_blocks(query: str, keys: list[str], scaled: Tensor, weights: Tenso
 
 def weighted_sum(weights: Tensor, tokens: list[str], context: Tensor, max_entries: int = 8, max_terms: int | None = None) -> str:
     """A context vector written out, e.g. ``0.51·v(Playing) + 0.49·v(Outside) = [0.3357, ...]``; with ``max_terms``,
-    only that many of the largest weights' terms, in the sentence's order, and how many more there are."""
+    only that many of the largest weights' terms, in the sentence's order, and how many more there are. A token is cut
+    to the charts' LABEL_LIMIT characters (a word of thousands would fill a slide)."""
     kept = range(len(tokens))
     if max_terms is not None and len(tokens) > max_terms:
         kept = sorted(np.argsort(-weights.numpy(), kind="stable")[:max_terms].tolist())
-    terms = " + ".join(f"{float(weights[i]):.2f}·v({tokens[i]})" for i in kept)
+    terms = " + ".join(f"{float(weights[i]):.2f}·v({short_label(tokens[i])})" for i in kept)
     if len(kept) < len(tokens):
         terms += f" + … ({len(tokens) - len(kept)} more)"
     entries = [f"{float(c):.4f}" for c in context[:max_entries]]

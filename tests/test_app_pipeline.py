@@ -8,6 +8,7 @@ import torch
 from attn_core import tokenize
 from attn_core.examples import DEFAULT_SENTENCE
 from attn_core.walkthrough import PRESETS, build_walkthrough
+from attn_ui.charts.sizes import LABEL_LIMIT
 from attn_ui.page import MULTI_HEAD, POSITIONS, TRAINING, VIEWS
 from attn_ui.page import PIPELINE as PIPELINE_VIEW
 from tests.conftest import assert_clean, heatmap_values, open_view, texts
@@ -65,6 +66,19 @@ def test_a_slide_writes_the_largest_terms_of_a_long_sentences_weighted_sum():
     terms = " + ".join(f"{float(weights[i]):.2f}·v({tokens[i]})" for i in largest)
     entries = ", ".join(f"{float(c):.4f}" for c in context[:4])
     assert texts(at, "text")[0] == f"{terms} + … (10 more) = [{entries}, … 4 more]"
+
+
+def test_a_huge_token_is_written_cut_as_the_charts_cut_it():
+    """A word of 3,000 letters would fill a slide many times over in the context vector's sum: it is cut, with "…"."""
+    word = "x" * 3000
+    at = open_view(PIPELINE, present="on", slide="6", text=f"{word} cat")
+    assert_clean(at)
+    cut = "x" * (LABEL_LIMIT - 1) + "…"
+    written = texts(at, "text")[0]
+    assert f"·v({cut}) + " in written and word not in written and len(written) < 200
+    assert "Context vector of **cat**:" in texts(at, "markdown")  # the last token, the query by default
+    at = open_view(PIPELINE, present="on", slide="6", text=f"cat {word}")
+    assert f"Context vector of **{cut}**:" in texts(at, "markdown")
 
 
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "custom"])
