@@ -258,10 +258,9 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
     and run), every chart on display drawn, the app idle and no change to the page's elements (a node, an attribute
     or a text) for ``quiet_ms``, and every chart's box the same in every check 50 ms apart. The browser keeps adding
     elements for a moment after the app's run has finished, and Vega redraws width-filling charts asynchronously
-    after a resize. The changes are those ``visit``'s LAST_CHANGE
-    records. The quiet counts from now, or, on a page whose last action (a key, a resize, a theme) was
-    ``acted_s_ago`` seconds ago, from then or its last change, whichever came later: a page left alone while another
-    was waited for has settled."""
+    after a resize. The changes are those ``visit``'s LAST_CHANGE records. The quiet counts from now, or, on a page
+    whose last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its last change,
+    whichever came later: a page left alone while another was waited for has settled."""
     settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
         const shown = selector => [...document.querySelectorAll(selector)]
             .filter(element => element.getClientRects().length > 0);  // not those in a hidden tab
