@@ -13,6 +13,7 @@ if __name__ != "__main__":  # the server's start
     app = st.App(__file__, lifespan=startup.lifespan)
 else:  # a run of the home page
     from attn_ui import lessons, page
+    from attn_ui.inputs import escape_markdown
 
     page.setup(page.HOME)
     st.title("Attention Explorer")
@@ -50,7 +51,7 @@ else:  # a run of the home page
     for name, lesson in lessons.shipped().items():
         st.page_link(
             "streamlit_app.py",
-            label=f"{lesson.title} ({len(lesson.steps)} steps)",
+            label=f"{escape_markdown(lesson.title)} ({len(lesson.steps)} steps)",
             icon=":material/school:",
             query_params={"lesson": name},
         )

@@ -229,7 +229,7 @@ def finish() -> None:
         expected = answer(spec, matrices)
     except ValueError as problem:
         with box:
-            st.warning(f"Step {key[1]}'s exercise cannot be asked: {problem}. The slide is shown as it is.")
+            st.warning(f"Step {key[1]}'s exercise cannot be asked: {escape_markdown(str(problem))}. The slide is shown as it is.")
         st.html(SHOWN_STYLE)
         return
     given = st.session_state.get(ANSWERS, {}).get(key)

@@ -55,7 +55,7 @@ def sidebar(view_label: str) -> None:
 def _fields(lesson: dict, view_label: str) -> None:
     st.file_uploader("Open a lesson file", type=["toml"], key=UPLOAD, on_change=_open_upload)
     if "_lesson_upload_problem" in st.session_state:
-        st.error(st.session_state["_lesson_upload_problem"])
+        st.error(escape_markdown(st.session_state["_lesson_upload_problem"]))
     _field("_draft_title", lesson, "title", st.text_input, "Lesson title")
     for number, step in enumerate(lesson["steps"], 1):
         st.markdown(f"**Step {number}** · {escape_markdown(step['link'])}")

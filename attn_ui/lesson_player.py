@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attn_ui import url_state
+from attn_ui.inputs import escape_markdown
 from attn_ui.lessons import Lesson, Step, available, from_data, load
 from attn_ui.url_state import Param
 from attn_ui.views import VIEWS
@@ -105,8 +106,9 @@ def unknown_parameters(known: set[str]) -> list[str]:
     if arrived is None or found is None or found[0] != arrived:
         return []
     number, step = found
+    title = escape_markdown(step.title)
     return [
-        f"{key}: step {number} (“{step.title}”) of the lesson names a parameter this view does not have"
+        f"{escape_markdown(key)}: step {number} (“{title}”) of the lesson names a parameter this view does not have"
         for key in sorted(set(step.query) - known - {"lesson", "lesson_step"})
     ]
 
@@ -136,4 +138,4 @@ def problem_of_step() -> None:
     """On a slide: the step's problem, if it cannot open."""
     found = current_step()
     if found and found[1].problem:
-        st.warning(found[1].problem + " The lesson goes on at the next step.")
+        st.warning(escape_markdown(found[1].problem) + " The lesson goes on at the next step.")

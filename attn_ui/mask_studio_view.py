@@ -12,6 +12,7 @@ from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, mod_scores, softmax_
 from attn_core.mask_studio import COMBINE, COMBINE_LABELS, Composition, Term, defaults, flex_code, queries_and_keys, text_of
 from attn_core.masks import block_counts, block_sums
 from attn_ui import downloads, page, slide, url_state
+from attn_ui.inputs import escape_markdown
 from attn_ui.mask_tiles import tile_map_block
 from attn_ui.steps import METRIC_WIDTH, matrix_step, row
 from attn_ui.url_state import Param
@@ -44,7 +45,7 @@ def read_term(name: str, sizes: str, factories: dict, what: str) -> Term:
     try:
         return Term.parse(":".join([name, *(part.strip() for part in sizes.split(",") if part.strip())]), factories)
     except ValueError as error:
-        st.warning(f"{what}: {error}. Its defaults are used: {sizes_text(Term(name), factories)}.")
+        st.warning(f"{what}: {escape_markdown(str(error))}. Its defaults are used: {sizes_text(Term(name), factories)}.")
         return Term(name)
 
 

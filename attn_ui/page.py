@@ -316,7 +316,7 @@ class Slides:
         lesson, at_step = lesson_player.playing(), lesson_player.current_step()  # None, None: no lesson plays
         if at_step:
             step, order = at_step[0], lesson.steps
-            where = f"**{lesson.title}** · step {step} of {len(order)}"
+            where = f"**{escape_markdown(lesson.title)}** · step {step} of {len(order)}"
             walk, previous, following = lesson_player.go, (max(step - 1, 1),), (min(step + 1, len(order)),)
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key="slide_bar"):
             st.markdown(where, width="content")

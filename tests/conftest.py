@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -166,6 +167,11 @@ def open_all(at: AppTest, kind: str, key: str | None = None) -> AppTest:
 def texts(at: AppTest, kind: str) -> list[str]:
     """The text of every element of one kind (e.g. "info", "warning", "code", "markdown")."""
     return [element.value for element in at.get(kind)]
+
+
+def shown(markdown: str) -> str:
+    """What a reader sees of Markdown text: its backslash escapes (inputs.escape_markdown's) taken off."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def heatmap_values(at, n_rows: int, n_cols: int) -> list[torch.Tensor]:

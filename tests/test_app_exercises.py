@@ -17,7 +17,7 @@ from attn_core.walkthrough import build_walkthrough
 from attn_ui.exercises import HIDDEN_STYLE, SHOWN_STYLE, answer, slide_matrices
 from attn_ui.lessons import available, load
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, chart_frames, open_view, texts
+from tests.conftest import assert_clean, chart_frames, open_view, shown, texts
 
 LECTURE, MASKS = "self-attention-in-one-lecture", "masks-of-todays-models"
 SENTENCES = [
@@ -262,13 +262,14 @@ def test_an_exercise_that_names_no_matrix_of_its_slide_says_so_and_the_slide_sho
 
     (tmp_path / "typo.toml").write_text(
         'title = "A typo"\n[[steps]]\ntitle = "Weights"\nlink = "/Pipeline?slide=4&part=2"\n'
-        'exercise = { ask = "largest", matrix = "Atention weights" }\n'
+        'exercise = { ask = "largest", matrix = "*Atention* weights" }\n'
     )
     monkeypatch.setattr(lessons, "LESSONS", tmp_path)
     at = open_view(None, lesson="typo")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
-    assert "Step 1's exercise cannot be asked: matrix = 'Atention weights' is not drawn on this slide" in warning
+    expected = "Step 1's exercise cannot be asked: matrix = '*Atention* weights' is not drawn on this slide"
+    assert expected in shown(warning) and "*Atention*" not in warning  # the file's text as typed, not in italics
     assert "Attention weights" in warning and any(SHOWN_STYLE in block.proto.body for block in at.get("html"))  # charts shown
 
 

@@ -11,7 +11,7 @@ from attn_ui.lesson_builder import BUILDER
 from attn_ui.lesson_player import DRAFT
 from attn_ui.lessons import available, from_data, load, parse
 from attn_ui.page import VIEWS
-from tests.conftest import assert_clean, open_all, open_view, texts
+from tests.conftest import assert_clean, open_all, open_view, shown, texts
 
 PAGES = {view.url_path: view.path for view in VIEWS}
 SHIPPED = available()
@@ -37,10 +37,10 @@ def assert_at_step(at, lesson: lessons.Lesson, number: int) -> None:
     """``at`` shows step ``number`` of ``lesson``: its view, section, part and parameters, in presenter mode."""
     step = lesson.steps[number - 1]
     assert_clean(at)
-    shown = at.session_state["_shown"]
+    on_screen = at.session_state["_shown"]
     assert at.session_state["_view"] == PAGES[step.view] and at.session_state["present"] is True, step
-    assert {key: shown.query[key] for key in step.query} == step.query, step
-    assert f"**{lesson.title}** · step {number} of {len(lesson.steps)}" in bar(at).replace("\\", "")
+    assert {key: on_screen.query[key] for key in step.query} == step.query, step
+    assert f"**{lesson.title}** · step {number} of {len(lesson.steps)}" in shown(bar(at))
     assert not any("not understood" in text for text in texts(at, "warning")), texts(at, "warning")
 
 
@@ -115,7 +115,7 @@ def test_a_lesson_edited_while_it_plays_shows_the_edit_at_the_next_run(tmp_path,
 
 def test_the_home_page_lists_the_shipped_lessons():
     at = open_view(None)
-    titles = [link.label for link in at.get("page_link")]
+    titles = [shown(link.label) for link in at.get("page_link")]
     assert {f"{load(path).title} ({len(load(path).steps)} steps)" for path in SHIPPED.values()} <= set(titles)
 
 
@@ -143,7 +143,7 @@ link = "/Masking?slide=3&mask=causal"
     click(at, "slide_next")  # step 2 cannot open: the view stays, and says why
     assert_clean(at)
     assert at.session_state["_view"] == "pages/1_Pipeline.py" and "step 2 of 4" in bar(at)
-    assert any("Step 2 (“No such view”) names no view" in text for text in texts(at, "warning"))
+    assert any("Step 2 (“No such view”) names no view" in shown(text) for text in texts(at, "warning"))
     click(at, "slide_next")
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
@@ -151,6 +151,38 @@ link = "/Masking?slide=3&mask=causal"
     assert "temperatur: step 3" in warning and "slide = 42: this view has" in warning
     click(at, "slide_next")
     assert_at_step(at, lesson, 4)
+
+
+def test_a_lessons_own_text_is_shown_as_typed_never_as_markdown(tmp_path, monkeypatch):
+    """A lesson file is anyone's (downloaded, uploaded, shared): its title, its steps' titles and its links' keys are
+    shown as text wherever they appear (home page, slide bar, a step's problems), never as a link or emphasis."""
+    link = "[a prize](https://example.com)"
+    (tmp_path / "tricky.toml").write_text(
+        f"""title = "{link} *now*"
+[[steps]]
+title = "Fine"
+link = "/Pipeline?slide=2"
+[[steps]]
+title = "{link}"
+link = "/Pipelin?slide=1"
+[[steps]]
+title = "**bold**"
+link = "/Scaling?_x_=2&slide=1"
+"""
+    )
+    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    home = open_view(None)
+    label = next(link.label for link in home.get("page_link") if "prize" in link.label)
+    assert shown(label) == f"{link} *now* (3 steps)" and "](" not in label
+    at = open_view(None, lesson="tricky")
+    assert shown(bar(at)).startswith(f"**{link} *now*** · step 1 of 3") and "](" not in bar(at)
+    click(at, "slide_next")
+    warning = " ".join(texts(at, "warning"))
+    assert f"Step 2 (“{link}”) names no view" in shown(warning) and "](" not in warning
+    click(at, "slide_next")
+    assert_clean(at)
+    warning = " ".join(texts(at, "warning"))
+    assert "_x_: step 3 (“**bold**”)" in shown(warning) and "**bold**" not in warning and "_x_" not in warning
 
 
 def builder(at):
@@ -214,4 +246,11 @@ def test_a_file_that_is_not_a_lesson_is_refused_with_its_reason():
     at = builder(open_view("pages/1_Pipeline.py"))
     at.get("file_uploader")[0].set_value(("notes.toml", b"title = ", "application/toml")).run()
     assert_clean(at)
-    assert any("notes.toml is not a lesson file: not TOML" in text for text in texts(at, "error"))
+    assert any("notes.toml is not a lesson file: not TOML" in shown(text) for text in texts(at, "error"))
+
+
+def test_an_uploaded_files_name_is_shown_as_typed():
+    at = builder(open_view("pages/1_Pipeline.py"))
+    at.get("file_uploader")[0].set_value(("[a prize](https://example.com).toml", b"title = ", "application/toml")).run()
+    (error,) = [text for text in texts(at, "error") if "is not a lesson file" in text]
+    assert shown(error).startswith("[a prize](https://example.com).toml is not") and "](" not in error

@@ -13,7 +13,7 @@ import torch
 from attn_core.mask_mods import GALLERY, SCORE_MODS
 from attn_core.mask_studio import Composition, Term
 from attn_core.masks import block_counts
-from tests.conftest import assert_clean, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, heatmap_values, open_view, shown, texts
 
 MASKING = "pages/3_Masking.py"
 LINK = {
@@ -62,10 +62,17 @@ def test_bad_values_in_a_link_are_reported_and_the_studio_draws_its_defaults():
     query = {"studio_a": "hexagon", "studio_a_sizes": "window=3", "studio_b_sizes": "window=-1", "studio_score": "alibi"}
     at = open_view(MASKING, slide="7", **query, studio_score_sizes="heads=x")
     assert_clean(at)
-    warnings = " ".join(texts(at, "warning"))
+    warnings = shown(" ".join(texts(at, "warning")))
     assert "studio_a" in warnings and "causal_documents takes lengths, not 'window'" in warnings  # A: its default
     assert "window must be between 1" in warnings and "heads must be a number" in warnings
     assert at.code and at.metric
+
+
+def test_a_links_sizes_are_shown_as_typed_in_the_studios_warning():
+    at = open_view(MASKING, slide="7", studio_a="sliding_window", studio_a_sizes="[prize](example.com)=1")
+    assert_clean(at)
+    warning = next(text for text in texts(at, "warning") if "defaults are used" in text)
+    assert "not '[prize](example.com)'" in shown(warning) and "](" not in warning  # as text, never a link
 
 
 def test_choosing_another_mask_resets_its_sizes_and_every_combination_draws():
