@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.masks import causal_mask, sink_window_mask, window_mask
+from attn_core.multihead import merge_heads, split_heads
 
 KINDS = ("mha", "gqa", "mqa", "mla")
 ROWS_AT_ONCE = 512  # query rows attended at once by the prefill and the check (by_rows)
@@ -166,24 +167,20 @@ def cached(layer: Layer, x: Tensor) -> tuple[Tensor, ...]:
     w = layer.weights
     if layer.kind == "mla":
         return x @ w["W_DKV"], x @ w["W_KR"]  # (n, r), (n, d_R)
-    n = x.shape[0]
-    k = (x @ w["W_K"]).view(n, layer.kv_heads, layer.head_dim).transpose(0, 1)  # (G, n, d)
-    v = (x @ w["W_V"]).view(n, layer.kv_heads, layer.head_dim).transpose(0, 1)  # (G, n, d)
-    return k, v
+    return split_heads(x @ w["W_K"], layer.kv_heads), split_heads(x @ w["W_V"], layer.kv_heads)  # (G, n, d) each
 
 
 def queries(layer: Layer, x: Tensor) -> Tensor:
     """(H, n, d) queries of tokens ``x`` (n, C); MLA's are (H, n, d + d_R): the part against the decompressed keys,
     then the part against the shared key."""
-    n = x.shape[0]
-    return (x @ layer.weights["W_Q"]).view(n, layer.heads, -1).transpose(0, 1)
+    return split_heads(x @ layer.weights["W_Q"], layer.heads)
 
 
 def decompressed(layer: Layer, latent: Tensor, key_part: Tensor) -> tuple[Tensor, Tensor]:
     """MLA's keys (H, n, d + d_R) and values (H, n, d) from the cached latent (n, r) and shared key part (n, d_R)."""
-    n, h, d = latent.shape[0], layer.heads, layer.head_dim
-    k = (latent @ layer.weights["W_UK"]).view(n, h, d).transpose(0, 1)  # (H, n, d)
-    v = (latent @ layer.weights["W_UV"]).view(n, h, d).transpose(0, 1)  # (H, n, d)
+    n, h = latent.shape[0], layer.heads
+    k = split_heads(latent @ layer.weights["W_UK"], h)  # (H, n, d)
+    v = split_heads(latent @ layer.weights["W_UV"], h)  # (H, n, d)
     return torch.cat([k, key_part.expand(h, n, -1)], dim=-1), v
 
 
@@ -197,8 +194,7 @@ def attend_cache(layer: Layer, q: Tensor, cache: tuple[Tensor, ...], mask: Tenso
         context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=layer.scale)  # (H, n, d)
     else:
         context = absorbed_attention(layer, q, *cache, mask)
-    n = q.shape[1]
-    return context.transpose(0, 1).reshape(n, -1) @ layer.weights["W_O"]  # (n, C)
+    return merge_heads(context) @ layer.weights["W_O"]  # (n, C)
 
 
 def grouped_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
@@ -321,7 +317,7 @@ def full_recompute(layer: Layer, x: Tensor, mask: Tensor) -> Tensor:
         k, v = cached(layer, x)
     options = {"scale": layer.scale, "enable_gqa": layer.kind != "mla"}
     context = by_rows(lambda rows: F.scaled_dot_product_attention(q[:, rows], k, v, attn_mask=mask[rows], **options), x.shape[0])
-    return context.transpose(0, 1).reshape(x.shape[0], -1) @ layer.weights["W_O"]
+    return merge_heads(context) @ layer.weights["W_O"]  # (T, C)
 
 
 def by_rows(attend: Callable[[slice], Tensor], n: int) -> Tensor:

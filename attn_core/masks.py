@@ -57,11 +57,6 @@ def block_counts(mask_mod: MaskMod, t: int, block: int = 128) -> tuple[int, int,
     return empty, sums.numel() - empty - full, full
 
 
-def full_mask(t: int) -> Tensor:
-    """M[i, j] = True: the (t, t) mask that hides nothing."""
-    return at_length(mask_mods.full(), t)
-
-
 def causal_mask(t: int, device: Device = None) -> Tensor:
     """M[i, j] = (j <= i): the (t, t) look-ahead mask; each token sees itself and the tokens before it."""
     return at_length(mask_mods.causal(), t, device=device)

@@ -49,6 +49,11 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
     return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)
 
 
+def merge_heads(x: Tensor) -> Tensor:
+    """(..., h, T, d) -> (..., T, h·d): the heads side by side, split_heads undone."""
+    return x.transpose(-3, -2).flatten(start_dim=-2)
+
+
 def head_weights(w: Tensor, n_heads: int) -> Tensor:
     """A (C, C) projection as each head's own (C, C/h) block of columns: (h, C, C/h)."""
     return w.unflatten(-1, (n_heads, -1)).transpose(0, 1)
@@ -80,7 +85,7 @@ def multi_head_attention(
     k = split_heads(x @ w_k, n_heads)  # (..., h, T, C/h)
     v = split_heads(x @ w_v, n_heads)  # (..., h, T, C/h)
     heads = attend(q, k, v, mask=mask, scale=scale)
-    concat = heads.context.transpose(-3, -2).flatten(start_dim=-2)  # (..., T, C)
+    concat = merge_heads(heads.context)  # (..., T, C)
     return MultiHeadSteps(heads, concat, concat @ w_o)
 
 

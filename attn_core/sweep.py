@@ -241,7 +241,6 @@ class Skipped:
 class Progress:
     done: float  # fraction of the planned work (weighted by T²) finished
     text: str
-    seconds_left: float | None = None  # predicted from the lengths measured so far; None before the first
 
 
 @dataclass(frozen=True)
@@ -422,13 +421,13 @@ def sweep(settings: Settings, timer: SampleTimer = benchmark_timer) -> Iterator[
         estimate = f" (about {sum(left.values()):.0f} s left)" if last else ""
         names = ", ".join(dict.fromkeys(method for method, _ in runs[t]))
         compiling = " (flex compiles its kernel for each mask first: seconds each)" if "flex" in names else ""
-        yield Progress(done / total, f"Measuring T={t:,}: {names}…{compiling}{estimate}", sum(left.values()) if last else None)
+        yield Progress(done / total, f"Measuring T={t:,}: {names}…{compiling}{estimate}")
         begun = time.perf_counter()
         last = measure_length(settings, t, runs[t], timer, start + settings.time_budget)
         overhead = max(0.0, time.perf_counter() - begun - predicted_seconds(settings, last, t))
         yield from last
         done += work[t]
-    yield Progress(1.0, f"Done in {time.perf_counter() - start:.1f} s.", 0.0)
+    yield Progress(1.0, f"Done in {time.perf_counter() - start:.1f} s.")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from tokenizers import Tokenizer
 from torch import Tensor
 
 from attn_core.attention import AttentionSteps, attend
+from attn_core.multihead import merge_heads, split_heads
 from attn_core.real_model.files import WEIGHTS_FILE, check_weights, model_dir
 
 MAX_TOKENS = 128  # word pieces per sentence, [CLS] and [SEP] included
@@ -143,16 +144,14 @@ class MiniLM:
         w = self.weights
         return F.layer_norm(x, (self.config.width,), w[name + ".weight"], w[name + ".bias"], self.config.layer_norm_eps)
 
-    def _split_heads(self, x: Tensor) -> Tensor:
-        b, t, _ = x.shape
-        return x.view(b, t, self.config.n_heads, self.config.head_size).transpose(1, 2)  # (B, H, T, d)
-
     def _layer(self, x: Tensor, mask: Tensor | None, scale: float | Tensor, i: int) -> tuple[Tensor, AttentionSteps]:
         prefix = f"encoder.layer.{i}."
-        q, k, v = (self._split_heads(self._linear(x, prefix + "attention.self." + name)) for name in ("query", "key", "value"))
+        q, k, v = (  # (B, H, T, d) each
+            split_heads(self._linear(x, prefix + "attention.self." + name), self.config.n_heads)
+            for name in ("query", "key", "value")
+        )
         steps = attend(q, k, v, mask=mask, scale=scale)  # every tensor (B, H, T, ·)
-        b, t, c = x.shape
-        concat = steps.context.transpose(1, 2).reshape(b, t, c)  # (B, T, C): the heads side by side
+        concat = merge_heads(steps.context)  # (B, T, C): the heads side by side
         x = self._layer_norm(x + self._linear(concat, prefix + "attention.output.dense"), prefix + "attention.output.LayerNorm")
         hidden = F.gelu(self._linear(x, prefix + "intermediate.dense"))  # (B, T, 4C), exact (erf) GELU
         x = self._layer_norm(x + self._linear(hidden, prefix + "output.dense"), prefix + "output.LayerNorm")
