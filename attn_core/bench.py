@@ -81,7 +81,7 @@ def record(point: Point, settings: Settings) -> dict:
 
 
 def machine() -> dict:
-    """What the reference results were measured on."""
+    """The machine a measurement runs on, as the benchmarks record it."""
     return {
         "cpu": cpu_model(),
         "caches": cpu_caches(),
@@ -91,7 +91,6 @@ def machine() -> dict:
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "load_average": [round(load, 2) for load in os.getloadavg()],  # 1, 5 and 15 minutes, before measuring
-        "command": REFERENCE_COMMAND,
     }
 
 
@@ -114,7 +113,7 @@ def reference_results(path: Path = REFERENCE_FILE) -> Reference:
 
 def measure_reference(path: Path = REFERENCE_FILE) -> None:
     """Measure REFERENCE_SETTINGS here and write them with the machine to ``path``."""
-    settings, about = dataclasses.replace(REFERENCE_SETTINGS, tiles=current()), machine()
+    settings, about = dataclasses.replace(REFERENCE_SETTINGS, tiles=current()), {**machine(), "command": REFERENCE_COMMAND}
     print(describe(settings), file=sys.stderr)
     records = []
     for event in sweep(settings):

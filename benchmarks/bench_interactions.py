@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -43,7 +41,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -53,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # also runs as `python benchmarks/bench_interactions.py`
     sys.path.insert(0, str(ROOT))
 
-from attn_core.device import cpu_caches, cpu_model  # noqa: E402
+from attn_core import bench  # noqa: E402
 from attn_ui.measure import MEASURE  # noqa: E402
 from attn_ui.page import PIPELINE, SECTION_PICKER, VIEWS, View  # noqa: E402
 from benchmarks import heap_probe  # noqa: E402
@@ -775,20 +772,15 @@ def progress(message: str) -> None:
 
 
 def machine(browser) -> dict:
+    """attn_core.bench's record of the machine (its CPU model and caches: one model name, "AMD EPYC", comes with
+    different caches, and the times follow them), with its memory, the app's versions and the browser's."""
     meminfo = Path("/proc/meminfo").read_text().split()
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {
-        "cpu": cpu_model(),
-        "caches": cpu_caches(),  # one model name ("AMD EPYC") comes with different caches, and the times follow them
-        "cores": os.cpu_count(),
+    return bench.machine() | {
         "memory_gb": round(int(meminfo[meminfo.index("MemTotal:") + 1]) / 2**20, 1),
-        "load_average": [round(value, 2) for value in os.getloadavg()],
-        "python": platform.python_version(),
-        "torch": version("torch"),
         "streamlit": version("streamlit"),
         "chromium": browser.version,
         "commit": commit,
-        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
     }
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from attn_core.real_model import files
 from attn_ui.page import VIEWS
 from benchmarks import stand_ins
+from benchmarks.bench_interactions import status_mb
 from tests.browser_support import ROOT, chromium, exception_texts, free_port, settle_layout, visit, wait_until_healthy
 
 PYTORCH_HOST = "download.pytorch.org"
@@ -77,11 +78,6 @@ def install(environment: Path, requirements: Path) -> tuple[str, float]:
 
 def size_mb(folder: Path) -> float:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink()) / 1e6
-
-
-def rss_mb(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1e3
 
 
 def tour(base: str) -> list[str]:
@@ -133,9 +129,9 @@ def main() -> int:
             try:
                 base = f"http://127.0.0.1:{port}"
                 wait_until_healthy(base, server)
-                started = rss_mb(server.pid)
+                started = status_mb(server.pid, "VmRSS")
                 problems = tour(base)
-                after = rss_mb(server.pid)
+                after = status_mb(server.pid, "VmRSS")
                 weights = f"GET /{files.HUB_REPO}/resolve/{files.HUB_REVISION}/{files.WEIGHTS_FILE}"
                 if "HF_ENDPOINT" in env and weights not in hub.requests:
                     problems.append("the Real model did not download its weights from the hub")
