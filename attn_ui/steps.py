@@ -189,10 +189,21 @@ def say_crowded(crowded: list[Crowding]) -> None:
         )
 
 
+def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its labels and text cells escaped, for st.table, which renders each as Markdown: a token ">" or
+    "#" would be an empty quote or heading, and "*" a bullet."""
+
+    def escape(value: Any) -> Any:
+        return escape_markdown(value) if isinstance(value, str) else value
+
+    return frame.map(escape).rename(index=escape, columns=escape)
+
+
 def table(frame: pd.DataFrame, lines_above: int = 2, lines_below: int = 0, hide_index: bool = False) -> None:
-    """``st.table(frame)``; on a slide whose height does not hold its rows (under ``lines_above`` lines of lead, above
-    ``lines_below``), its rows in blocks side by side, each with the header, as many to a block as the height holds:
-    a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide. ``hide_index``: no column of row labels."""
+    """``st.table(frame)`` (give user text as_text); on a slide whose height does not hold its rows (under
+    ``lines_above`` lines of lead, above ``lines_below``), its rows in blocks side by side, each with the header, as
+    many to a block as the height holds: a 16-token sentence's rows in two blocks of 8 on a 1024 × 576 slide.
+    ``hide_index``: no column of row labels."""
     room = slide.on_slide(slide.room(1, lines_above, lines_below))
     rows = 0 if room is None else int(room.height // (slide.TABLE_ROW_REM * slide.type_px())) - 1  # under the header
     blocks = 1 if room is None else min(MAX_TABLE_BLOCKS, math.ceil(len(frame) / max(rows, 1)))

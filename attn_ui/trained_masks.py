@@ -9,7 +9,7 @@ import streamlit as st
 from attn_core.real_model import SINKS
 from attn_core.real_model.mask_effects import Change, PaddingCheck
 from attn_ui import slide
-from attn_ui.steps import METRIC_WIDTH, Row, heatmap_block, row
+from attn_ui.steps import METRIC_WIDTH, Row, as_text, heatmap_block, row
 
 TABLE_ASIDE = 380  # pixels of a table of a few sentences beside a row's grid
 SINK_TITLES = {"[CLS]": "Weight on [CLS]", "[SEP]": "Weight on [SEP]", "punctuation": "Weight on punctuation"}
@@ -67,7 +67,7 @@ def change_blocks(change: Change, names: list[str], layer_names: list[str], head
     with row(1, lines_above=1, aside=TABLE_ASIDE) as charts:  # on a slide, a line of lead
         head_grid(charts, change.head_change, layer_names, head_names, title)
         with st.container(width=TABLE_ASIDE):
-            st.table(cosine)
+            st.table(as_text(cosine))  # the sentences, cut, as row labels
 
 
 def hidden_key_blocks(change: Change, token: str, heads: str, layer_names: list[str], head_names: list[str]) -> None:

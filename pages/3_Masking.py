@@ -22,7 +22,7 @@ from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_t
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.masking_sections import conventions_section, empty_row_section
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import bar_block, dataframe, matrix_step, row, score_steps, table
+from attn_ui.steps import as_text, bar_block, dataframe, matrix_step, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -97,7 +97,7 @@ if slides.show(1):
         )
     if slides.part(1):
         # A column per sentence, so that a long sentence's tokens fill rows, not a table wider than a projector's window.
-        table(pd.DataFrame(tokens, index=names, columns=positions).T)
+        table(as_text(pd.DataFrame(tokens, index=names, columns=positions).T))
     if slides.part(2):
         with row(1, lines_below=3) as charts:  # the sentence on what the mask does, under it
             matrix_step(

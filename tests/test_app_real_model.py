@@ -13,7 +13,7 @@ from attn_core.examples import COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import closest_heads, head_similarity
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
 from attn_ui.charts import weight_colours
-from tests.conftest import assert_clean, chart_frames, chart_headings, open_all, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, open_all, open_view, shown, texts
 from tests.test_app_pipeline import heatmap_values, metric
 from tests.test_charts import thumbnail_pixels
 
@@ -300,6 +300,16 @@ def test_the_padding_section_shows_the_padded_batch_as_the_engine_measures_it(mo
     alone = open_view(REAL, slide="6", padded="only one")
     assert_clean(alone)
     assert any("two sentences or more" in text for text in texts(alone, "info"))
+
+
+def test_the_causal_masks_table_names_the_sentences_as_typed(model):
+    """st.table renders a label as Markdown: a sentence starting "#" would be a heading, "*" a bullet, ">" a quote."""
+    sentences = ["# not a heading", "* not a bullet", "> not a quote"]
+    at = open_view(REAL, slide="6", padded="\n".join(sentences))
+    assert_clean(at)
+    cosine = next(table.value for table in at.table if "cosine with as trained" in table.value.columns)
+    assert [shown(name) for name in cosine.index] == sentences
+    assert not [name for name in cosine.index if name[0] in "#*>"]  # each escaped
 
 
 def test_the_sinks_section_hides_the_key_it_is_told_to_from_the_heads_it_is_told_to(model):

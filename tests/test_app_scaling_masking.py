@@ -15,7 +15,7 @@ from attn_core.masks import Mask
 from attn_core.scaling import D_K_VALUES, dot_product_variance, sentence_attention, softmax_saturation
 from attn_ui.mask_grid import editor_key
 from attn_ui.url_state import mask_to_text
-from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_all, open_view, texts
+from tests.conftest import assert_clean, chart_frames, chart_headings, heatmap_values, open_all, open_view, shown, texts
 
 SCALING = "pages/2_Scaling.py"
 MASKING = "pages/3_Masking.py"
@@ -206,7 +206,7 @@ def test_masking_defaults_match_the_engine():
         assert batch.steps.weights[b].triu(diagonal=1).eq(0).all()
     # The padded tokens and the key padding mask.
     padded = next(table.value for table in at.table if "sentence 2" in table.value.columns)  # a column per sentence
-    assert padded["sentence 2"].tolist() == ["I", "am", "going", "to", "play", "[PAD]", "[PAD]"]
+    assert [shown(cell) for cell in padded["sentence 2"]] == ["I", "am", "going", "to", "play", "[PAD]", "[PAD]"]
     assert heatmap_values(at, 3, 7)[0][1].tolist() == [1, 1, 1, 1, 1, 0, 0]
     # Padded against alone, and the two mask conventions.
     assert max(alone_differences(at)) < 1e-6
@@ -280,6 +280,16 @@ def test_masking_with_no_sentences_shows_the_example():
     assert any("no sentences" in message for message in texts(at, "info"))
     batch = masked_batch_attention(DEFAULT_SENTENCES, Mask("causal"))
     assert contains(sentence_heatmaps(at, batch), batch.steps.weights[0])
+
+
+def test_the_batchs_tokens_are_shown_as_typed_in_its_table():
+    """st.table renders a cell as Markdown: a token ">" would be an empty quote, "#" an empty heading, "*" a bullet."""
+    at = open_view(MASKING, text="a > b | c # d * e", slide="1", part="1")
+    assert_clean(at)
+    frame = at.table[0].value  # a column per sentence, a row per position
+    cells = [cell for column in frame.columns for cell in frame[column] if cell]
+    assert [shown(cell) for cell in cells] == ["a", ">", "b", "[PAD]", "[PAD]", "c", "#", "d", "*", "e"]
+    assert not {">", "#", "*"} & set(cells)  # each escaped
 
 
 def test_masking_with_one_token():
