@@ -238,7 +238,8 @@ def finish() -> None:
             st.markdown(f"**Exercise.** {escape_markdown(expected.question)}")
             with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
                 if expected.kind == "token":
-                    st.pills("Your answer", expected.options, key="_exercise_given", label_visibility="collapsed")
+                    shown = {"format_func": escape_markdown, "label_visibility": "collapsed"}  # tokens as typed, not Markdown
+                    st.pills("Your answer", expected.options, key="_exercise_given", **shown)
                 else:
                     st.number_input(
                         "Your answer", key="_exercise_given", value=None, step=1.0 if expected.tolerance == 0 else 0.01

@@ -257,6 +257,14 @@ def test_every_shipped_exercise_asks_before_the_charts_and_accepts_what_they_dra
         assert verdict(give(open_step(lesson, number, text), wrong)).startswith("Not quite"), text
 
 
+def test_the_answers_pills_show_the_tokens_as_typed_and_answer_with_them():
+    """Pills render their labels as Markdown: a token "_cat_" would be an italic "cat"."""
+    at = open_step(LECTURE, STEP["pipeline largest"], "the _cat_ sat on a mat")
+    pills = [option.content for option in at.pills(key="_exercise_given").proto.options]
+    assert [shown(label) for label in pills] == ["the", "_cat_", "sat", "on", "a", "mat"] and "_cat_" not in pills
+    assert verdict(give(at, "_cat_")).startswith(("Right.", "Not quite"))  # the value is the token itself
+
+
 def test_an_exercise_that_names_no_matrix_of_its_slide_says_so_and_the_slide_shows(tmp_path, monkeypatch):
     from attn_ui import lessons
 
