@@ -67,7 +67,8 @@ if slides.show(1):
     tokens = tokens_from_text(values.text, MAX_TOKENS, CAT_SAT)
     t = len(tokens)
     step = current_step(t)
-    lead = f"Step {step}, “{tokens[step - 1]}”: its query is row {step}, against the {step} keys of the cache."
+    keys = "the one key" if step == 1 else f"the {step} keys"
+    lead = f"Step {step}, “{tokens[step - 1]}”: its query is row {step}, against {keys} of the cache."
     step_controls(t, label="Generation step", help="The token being written.", lead=escape_markdown(lead))
     x = embed_tokens(tokens, TOY_WIDTH, values.seed)  # (T, C)
     w_q, w_k, w_v = qkv_projections(TOY_WIDTH, TOY_HEAD, values.seed)

@@ -14,7 +14,7 @@ from attn_core.decoding_sweep import CONTEXTS, STEPS, reference_results
 from attn_core.text import tokenize
 from attn_core.toy import embed_tokens, qkv_projections
 from attn_ui.decoding_view import MEASURED_POINTS
-from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, texts
+from tests.conftest import assert_clean, chart_frames, heatmap_values, open_view, shown, texts
 
 DECODING = "pages/9_Decoding.py"
 SENTENCE = "the cat sat on the warm mat"
@@ -35,6 +35,9 @@ def test_a_link_opens_the_step_its_query_row_and_the_cache_so_far():
     cache = [m for m in heatmap_values(at, len(tokens), 8)]  # the cache: the first 3 rows written, the rest empty
     assert any(torch.allclose(m[:3], steps.k[:3].double(), atol=1e-6) and m[3:].isnan().all() for m in cache)
     assert at.slider(key="step").value == 3
+    assert any("its query is row 3, against the 3 keys of the cache" in shown(text) for text in texts(at, "markdown"))
+    first = open_view(DECODING, slide="1", step="1", text=SENTENCE)
+    assert any("its query is row 1, against the one key of the cache" in shown(text) for text in texts(first, "markdown"))
 
 
 def test_the_layouts_table_is_the_engines_at_the_links_width():
