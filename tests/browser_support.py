@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -315,6 +316,26 @@ def _rerun_pending(page) -> bool:
     events = _runs[page]
     asked = max((i for i, kind in enumerate(events) if kind == "rerun_script"), default=-1)
     return "script_finished" not in events[asked + 1 :]
+
+
+def rgba(colour: str) -> tuple[float, ...]:
+    """A CSS rgb()/rgba() colour as (r, g, b, alpha), channels 0..255."""
+    numbers = [float(n) for n in re.findall(r"[\d.]+", colour)]
+    return tuple(numbers[:3]) + ((numbers[3] if len(numbers) > 3 else 1.0),)
+
+
+def luminance(colour: tuple[float, ...]) -> float:
+    """WCAG relative luminance of an opaque colour."""
+    linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in colour[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(text: tuple[float, ...], opacity: float, background: tuple[float, ...]) -> float:
+    """WCAG contrast ratio of text (blended with the background by its opacity) against the background."""
+    alpha = text[3] * opacity
+    blended = tuple(alpha * t + (1 - alpha) * b for t, b in zip(text[:3], background[:3], strict=True))
+    lighter, darker = sorted((luminance(blended), luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
 
 
 def exception_texts(page) -> list[str]:

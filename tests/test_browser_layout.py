@@ -22,8 +22,11 @@ from attn_ui.page import SECTION_PICKER, VIEWS
 from tests.browser_support import (
     IDLE,
     SENTENCE,
+    contrast,
     exception_texts,
+    luminance,
     rerun,
+    rgba,
     settle_layout,
     settle_runs,
     skip_without_browser,
@@ -351,26 +354,6 @@ def test_heatmap_axes_show_every_word(measure, view, viewport):
     assert token_axes, f"{where(view, viewport)}: no heatmap (chart description 'heatmap: ...') with a token axis on screen"
     problems = [problem for chart, axis in token_axes for problem in _axis_problems(chart, axis)]
     assert not problems, f"{where(view, viewport)}:\n" + "\n".join(problems)
-
-
-def rgba(colour: str) -> tuple[float, ...]:
-    """A CSS rgb()/rgba() colour as (r, g, b, alpha), channels 0..255."""
-    numbers = [float(n) for n in re.findall(r"[\d.]+", colour)]
-    return tuple(numbers[:3]) + ((numbers[3] if len(numbers) > 3 else 1.0),)
-
-
-def luminance(colour: tuple[float, ...]) -> float:
-    """WCAG relative luminance of an opaque colour."""
-    linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in colour[:3]]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(text: tuple[float, ...], opacity: float, background: tuple[float, ...]) -> float:
-    """WCAG contrast ratio of text (blended with the background by its opacity) against the background."""
-    alpha = text[3] * opacity
-    blended = tuple(alpha * t + (1 - alpha) * b for t, b in zip(text[:3], background[:3], strict=True))
-    lighter, darker = sorted((luminance(blended), luminance(background)), reverse=True)
-    return (lighter + 0.05) / (darker + 0.05)
 
 
 def _readability_problems(chart: dict, page_background: str) -> list[str]:

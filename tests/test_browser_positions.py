@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 from attn_core import tokenize
 from tests.browser_support import SENTENCE as SIXTEEN_WORDS
-from tests.browser_support import exception_texts, settle_layout, skip_without_browser, visit
+from tests.browser_support import contrast, exception_texts, rgba, settle_layout, skip_without_browser, visit
 
 skip_without_browser()
 SENTENCE = "my friend reads an old book"
@@ -109,5 +109,26 @@ def test_the_labels_of_the_rotation_and_the_word_paths_are_written_in_the_themes
             )
             numbers = [[int(channel) for channel in fill[fill.index("(") + 1 : -1].split(",")[:3]] for fill in fills]
             assert len(numbers) >= 4 and all(readable(channel) for rgb in numbers for channel in rgb), (scheme, slide, fills)
+        finally:
+            page.close()
+
+
+def test_the_maps_labels_read_at_4_5_to_1_on_either_theme(server, browser):
+    """A query's label is blue and a key's orange, each a shade that reads on the theme's page (charts.TEXT_SHADES):
+    no one blue reads on a dark page as on a white one."""
+    query = urlencode({"slide": 4, "present": "on", "text": SENTENCE, "seed": SEED})
+    for scheme in ("light", "dark"):
+        page = visit(browser, f"{server}/Positions?{query}", viewport=(1024, 576), color_scheme=scheme)
+        try:
+            settle_layout(page)
+            fills = page.evaluate(
+                "() => [...document.querySelectorAll('g.coloured_text_marks > text')].map(t => getComputedStyle(t).fill)"
+            )
+            page_colour = page.evaluate(
+                "() => getComputedStyle(document.querySelector(\"[data-testid='stApp']\")).backgroundColor"
+            )
+            assert len(fills) == 2 * len(tokenize(SENTENCE)) and len(set(fills)) == 2, (scheme, set(fills))  # two roles
+            worst = min(contrast(rgba(fill), 1.0, rgba(page_colour)) for fill in fills)
+            assert worst >= 4.5, (scheme, set(fills), page_colour, worst)
         finally:
             page.close()

@@ -17,9 +17,11 @@ import pytest
 from attn_ui.page import COST, MULTI_HEAD, TRAINING, VIEWS  # Training's slides are walked trained: tests/test_browser_training.py
 from tests.browser_support import (
     SENTENCE,
+    contrast,
     exception_texts,
     finished_runs,
     rerun,
+    rgba,
     settle_layout,
     skip_without_browser,
     visit,
@@ -192,6 +194,20 @@ def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
         page.get_by_text("Sentence", exact=True).wait_for(timeout=5_000)  # the popover holds the view's controls
     finally:
         page.close()
+
+
+def test_the_next_buttons_label_reads_at_4_5_to_1_on_either_theme(server, browser):
+    """Next is the slide's primary button, the one a presenter looks for: its label against its own colour."""
+    for scheme in ("light", "dark"):
+        page = visit(browser, f"{server}/Pipeline?present=on", viewport=VIEWPORTS[0], color_scheme=scheme)
+        try:
+            settle_layout(page)
+            button = page.locator(".st-key-slide_next button")
+            label = button.get_by_text("Next", exact=True).evaluate("e => getComputedStyle(e).color")
+            colour = button.evaluate("e => getComputedStyle(e).backgroundColor")
+            assert contrast(rgba(label), 1.0, rgba(colour)) >= 4.5, (scheme, label, colour)
+        finally:
+            page.close()
 
 
 def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):

@@ -10,9 +10,9 @@ import pandas as pd
 from attn_ui.charts.build import compile_chart
 from attn_ui.charts.labels import PLACED_TEXT, labels_by_place, spot_columns
 from attn_ui.charts.parts import heading
-from attn_ui.charts.theme import ALLOWED_COLOUR, HIGHLIGHT_COLOUR, PLAIN_TEXT, SERIES_COLOURS
+from attn_ui.charts.theme import ALLOWED_COLOUR, COLOURED_TEXT, HIGHLIGHT_COLOUR, PLAIN_TEXT, SERIES_COLOURS
 
-ROLE_COLOURS = {"query": "#1f77b4", "key": HIGHLIGHT_COLOUR}
+ROLE_COLOURS = {"query": ALLOWED_COLOUR, "key": HIGHLIGHT_COLOUR}
 MAP_MARGIN = 0.12  # of a map's span of values: the room its domain leaves on each side of its points
 MAP_LINK_WIDTH = (0.5, 8)  # pixels of a query-key line at weight 0 and at weight 1
 MAP_LINK_OPACITY = 0.6
@@ -114,7 +114,7 @@ def _query_key_chart(
         )
     )
     label_layer = (
-        alt.Chart(alt.NamedData("points"))
+        alt.Chart(alt.NamedData("points"), name=COLOURED_TEXT)  # each label in a shade of its role's colour
         .mark_text(**PLACED_TEXT)
         .encode(x=x, y=y, text="label:N", color=colour, tooltip=[alt.Tooltip("label:N"), alt.Tooltip("role:N")])
     )
