@@ -222,7 +222,8 @@ def _grid_chart(
             color=matrix_colour(kind),
         )
     )
-    facet = alt.Facet(field="panel", type="ordinal", title=panel_title, header=_panel_header(panel_names))
+    # No title over the panels: each panel's header names it ("head 2").
+    facet = alt.Facet(field="panel", type="ordinal", title=None, header=_panel_header(panel_names))
     grid = about(f"heatmap grid: {title}", title)
     return panel_chart.facet(facet=facet, columns=columns, spacing=PANEL_SPACING, **_scale_params(kind), **grid)
 
