@@ -206,9 +206,10 @@ def tile_map_row(mask: Mask, t_from: int, t: int, size: int) -> TileCounts:
                 help=f"{counts.pairs - counts.computed_pairs:,} of the T² = {counts.pairs:,} query-key pairs",
             )
             st.metric(
-                "Tiles masked",
+                "Tiles that need the mask",
                 f"{counts.masked} of {counts.tiles - counts.skipped}",
-                help="Tiles computed whose rows (those that see some of the tile's keys) do not all see every key",
+                help="Tiles computed whose rows (those that see some of the tile's keys) do not all see every key. A partial "
+                "tile needs none where its rows that see a key see them all: the kernel computes those rows only.",
             )
     if slide.presenting():  # a slide shows the tile map and its metrics
         return counts

@@ -131,7 +131,7 @@ def test_masking_shows_each_model_mask_and_its_tile_map(kind):
         seeing = tile[tile.any(dim=1)]
         computed, masked = computed + seeing.numel(), masked + (not seeing.all())
     assert metrics["Pairs not computed (%)"] == f"{100 - 100 * computed / t**2:.0f}"
-    assert metrics["Tiles masked"] == f"{masked} of {len(classes) - counted['skipped']}"
+    assert metrics["Tiles that need the mask"] == f"{masked} of {len(classes) - counted['skipped']}"
     assert masked <= counted["partial"]
     caption = next(text for text in texts(at, "caption") if "tiles;" in text)
     assert caption.startswith(f"{counted['skipped']} skipped, {counted['full']} full and {counted['partial']} partial")
