@@ -10,7 +10,7 @@ import streamlit as st
 from attn_core.examples import COREFERENCE_SENTENCES, COREFERENCE_WORDS
 from attn_core.real_model import Encoded, MiniLM
 from attn_ui import callbacks, page, slide, url_state
-from attn_ui.charts import SENTENCE_LABEL, short_label
+from attn_ui.charts import SENTENCE_LABEL, label_around, short_label
 from attn_ui.inputs import MAX_CHARS, escape_markdown, word_and_sentences
 from attn_ui.model import cached_coreference, cached_word_across_contexts, embedding_stage_note
 from attn_ui.steps import dataframe, heatmap_block, labelled_lines_block, row
@@ -96,10 +96,8 @@ def embeddings_section(slides: page.Slides, values: url_state.Values, model: Min
                 escape_markdown(f"“{contexts.word}” is not a word of “{short_label(missing, SENTENCE_LABEL)}”;")
                 + " that sentence is left out."
             )
-        pair_names = [
-            f"{short_label(contexts.sentences[i], SENTENCE_LABEL)} ↔ {short_label(contexts.sentences[j], SENTENCE_LABEL)}"
-            for i, j in contexts.pairs
-        ]
+        names = [label_around(sentence, contexts.word) for sentence in contexts.sentences]  # each keeps the word
+        pair_names = [f"{names[i]} ↔ {names[j]}" for i, j in contexts.pairs]
         if slides.part(2):  # on a slide, alone, as high as the slide allows
             with row(lines_above=0) as charts:
                 labelled_lines_block(

@@ -19,7 +19,7 @@ from attn_core.geometry import (
 from attn_core.real_model import MAX_TOKENS as MODEL_TOKENS
 from attn_core.real_model import N_HEADS, N_LAYERS
 from attn_ui import page, slide, url_state
-from attn_ui.charts import SENTENCE_LABEL, short_label
+from attn_ui.charts import label_around
 from attn_ui.geometry_view import cached_word_paths as word_paths
 from attn_ui.geometry_view import (
     check_line,
@@ -211,7 +211,7 @@ if slides.show(5):
         except ValueError as problem:
             st.info(escape_markdown(str(problem)))
         else:
-            names = [short_label(sentence, SENTENCE_LABEL) for sentence in paths.sentences]
+            names = [label_around(sentence, paths.word) for sentence in paths.sentences]  # each keeps the word
             if slides.part(1):
                 paths_block(paths, names)
             if slides.part(2):

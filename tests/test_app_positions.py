@@ -8,6 +8,7 @@ import torch
 from attn_core import MiniLM, default_scale, embed_tokens, qkv_projections, tokenize
 from attn_core.geometry import head_queries_keys, order_check, position_scores, query_key_map, shuffled_order, weights_from
 from attn_core.real_model.files import ENV_VAR, PACKAGE_PIN
+from attn_ui.charts import SENTENCE_LABEL, label_around
 from tests.conftest import assert_clean, chart_frames, chart_headings, open_view, texts
 
 POSITIONS = "pages/8_Positions.py"
@@ -165,6 +166,16 @@ def test_a_word_missing_from_the_sentences_is_said_not_raised():
     at = open_view(POSITIONS, slide="5", word="river", sentences="I deposited money at the bank\nWe sat on the river bank")
     assert_clean(at)
     assert any("at least two of the sentences" in text for text in texts(at, "info"))
+
+
+def test_each_sentences_label_keeps_the_word_the_charts_compare():
+    sentences = ["I deposited all of my money at the bank today", "We sat on the grassy river bank all afternoon"]
+    at = open_view(POSITIONS, slide="5", word="bank", sentences="\n".join(sentences))
+    assert_clean(at)
+    paths, cosines = [rows for rows in chart_frames(at) if rows and ("sentence" in rows[0] or "sentences" in rows[0])]
+    names = {row["sentence"] for row in paths} | {name for row in cosines for name in row["sentences"].split(" ↔ ")}
+    assert names == {label_around(sentence, "bank") for sentence in sentences}  # longer than a label: cut around "bank"
+    assert all("bank" in name and len(name) == SENTENCE_LABEL for name in names), names
 
 
 def test_without_the_model_the_toy_sections_work_and_the_real_ones_say_how_to_install_it(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attn_ui import charts
-from attn_ui.charts import build
+from attn_ui.charts import build, label_around
 from attn_ui.charts.theme import HIGHLIGHT_COLOUR
 from attn_ui.draw import chart_spec
 
@@ -490,3 +490,17 @@ def test_no_chart_takes_an_argument_that_draw_keeps_for_itself():
     heads = {"MHA": list("01234567"), "MQA": list("00000000")}
     spec = as_spec(charts.head_groups(heads, plot_width=320))
     assert spec["width"] == {"step": 40}  # 320 px over 8 query heads
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("short: the bank", "short: the bank"),  # whole where it fits
+        ("I deposited all of my money at the bank today", "… my money at the bank today"),  # the word in the middle
+        ("Bank holidays are the days when nobody works", "Bank holidays are the days …"),  # at the start, any case
+        ("My banking app shows that the bank is shut", "…shows that the bank is shut"),  # the word, not "banking"
+        ("No such word in this rather long sentence", "No such word in this rather…"),  # cut at its end
+    ],
+)
+def test_a_sentences_label_is_cut_around_the_word_compared(text, label):
+    assert label_around(text, "bank", limit=28) == label and len(label) <= 28

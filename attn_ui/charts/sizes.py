@@ -7,6 +7,7 @@ wrapping row (``attn_ui.steps.row``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from attn_ui.charts.theme import AXIS_PADDING, CATEGORIES, FONT_SIZE, TITLE_SIZE
@@ -50,6 +51,21 @@ GRID_MARGIN = 3 * TITLE_SIZE  # pixels of a row of panels besides its panels: a 
 
 def short_label(token: str, limit: int = LABEL_LIMIT) -> str:
     return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def label_around(text: str, word: str, limit: int = SENTENCE_LABEL) -> str:
+    """``text`` cut to ``limit`` characters around its first ``word`` ("…money at the bank"), so that a sentence's
+    label keeps the word a chart compares across sentences; cut at its end (short_label) where the word is not in it."""
+    found = re.search(rf"\b{re.escape(word)}\b", text, flags=re.IGNORECASE)
+    if len(text) <= limit or found is None:
+        return short_label(text, limit)
+    start = max(0, min((found.start() + found.end() - limit) // 2, len(text) - limit))  # the word in the middle
+    piece = text[start : start + limit]
+    if start > 0:
+        piece = "…" + piece[1:]
+    if start + limit < len(text):
+        piece = piece[:-1] + "…"
+    return piece
 
 
 def is_index(labels: list[str]) -> bool:
