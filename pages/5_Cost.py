@@ -6,7 +6,7 @@ import streamlit as st
 from attn_core import available_devices, tuning
 from attn_core.bench import REFERENCE_COMMAND, reference_results
 from attn_core.masks import KINDS, MODEL_MASKS, Mask
-from attn_core.online_softmax import online_softmax_walk, random_row
+from attn_core.online_softmax import WALK_SEED, online_softmax_walk, random_row
 from attn_core.sweep import (
     DEFAULT_TIME_BUDGET,
     DEFAULT_WINDOW,
@@ -227,7 +227,7 @@ if slides.show(3):
         t_walk = PARAMS.walk_t.slider("Keys T")
     url_state.keep_in("walk_block", range(1, t_walk + 1), min(values.walk_block, t_walk))
     block = right.slider("Block size", 1, t_walk, key="walk_block")
-    walk = online_softmax_walk(*random_row(0, t_walk), block=block)
+    walk = online_softmax_walk(*random_row(WALK_SEED, t_walk), block=block)
     if slides.part(1):
         st.latex(  # one update a line, so that it fits a 1024-px window
             r"\begin{aligned} m_{new} &= \max(m_{old}, \max_j s_j) \\"
