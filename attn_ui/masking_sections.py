@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+import torch
 from torch import Tensor
 
 from attn_core import AttentionSteps, additive_mask
@@ -15,12 +16,15 @@ from attn_ui.steps import METRIC_WIDTH, matrix_step, numbers_table, row, table
 
 
 def empty_row_section(steps: AttentionSteps, mask: Tensor, empty: Tensor, tokens: list[list[str]], step: int) -> None:
-    """Section 4: the first query that sees no key (else the step's query), its weights under three fills."""
-    b, query = empty.nonzero()[0].tolist() if empty.any() else (0, step - 1)
+    """Section 4: the first query that sees no key, its weights under three fills; where no query is blocked whole, the
+    step's query with every key blocked, so that the three differ."""
+    blocked = bool(empty.any())
+    b, query = empty.nonzero()[0].tolist() if blocked else (0, step - 1)
     sentence = tokens[b]
     large_negative = f"{LARGE_NEGATIVE:.0e}".replace("e+0", "e")  # -1e9
-    fills = compare_fills(steps.scores[b, query] * steps.scale, mask[b, query])
-    state = "is fully blocked" if empty[b, query] else "still sees a key (block a whole row to see the difference)"
+    row_mask = mask[b, query] if blocked else torch.zeros_like(mask[b, query])  # (T,) True = may attend
+    fills = compare_fills(steps.scores[b, query] * steps.scale, row_mask)
+    state = "is fully blocked" if blocked else "sees a key under this mask; here every key is blocked"
     st.markdown(escape_markdown(f"Query “{sentence[query]}” of sentence {b + 1} {state}, masked three ways:"))
     short = slide.presenting()  # a slide's narrower columns: their names in short, the text under them says more
     fill_rows = {

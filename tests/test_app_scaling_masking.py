@@ -319,6 +319,18 @@ def test_masking_with_too_many_sentences():
     assert [tab.label for tab in at.tabs if tab.label.startswith("Sentence")] == [f"Sentence {i}" for i in range(1, 5)]
 
 
+def test_with_no_blocked_row_the_three_fills_are_shown_on_the_steps_row_blocked_whole():
+    at = open_view(MASKING, mask="causal", step="3")  # every query sees itself at least
+    assert_clean(at)
+    query = DEFAULT_SENTENCES[0][2]
+    assert f"“{query}” of sentence 1 sees a key under this mask; here every key is blocked" in shown(
+        " ".join(texts(at, "markdown"))
+    )
+    fills = fill_table(at)  # NaN naively, 0 in attn_core, uniform with -1e9 over the batch's 7 keys
+    assert list(fills.iloc[:, 0]) == ["NaN"] * 7 and list(fills.iloc[:, 1]) == ["0.0000"] * 7
+    assert list(fills.iloc[:, 2]) == [f"{1 / 7:.4f}"] * 7
+
+
 def test_custom_mask_that_blocks_everything():
     at = open_view(MASKING, mask="custom", text="I am going to play")
     at.button(key="grid_start_none").click().run()
