@@ -79,7 +79,7 @@ with slides.controls:
 sentences = sentences_from_text(values.text, MAX_SENTENCES, MAX_TOKENS, MASKING_SENTENCES)
 tokens, lengths = pad_batch(sentences)
 n_sentences, t = len(tokens), len(tokens[0])
-positions = [str(i + 1) for i in range(t)]
+positions = [str(i) for i in range(t)]  # from 0, as j in the padding mask's formula and every token index
 names = [f"sentence {b + 1}" for b in range(n_sentences)]
 grid_labels = unique_labels(tokens[0])
 step = current_step(t)

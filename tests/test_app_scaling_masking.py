@@ -207,6 +207,7 @@ def test_masking_defaults_match_the_engine():
     # The padded tokens and the key padding mask.
     padded = next(table.value for table in at.table if "sentence 2" in table.value.columns)  # a column per sentence
     assert [shown(cell) for cell in padded["sentence 2"]] == ["I", "am", "going", "to", "play", "[PAD]", "[PAD]"]
+    assert list(padded.index) == [str(j) for j in range(7)]  # positions j from 0, as in M_bj = [j < length_b]
     assert heatmap_values(at, 3, 7)[0][1].tolist() == [1, 1, 1, 1, 1, 0, 0]
     # Padded against alone, and the two mask conventions.
     assert max(alone_differences(at)) < 1e-6
