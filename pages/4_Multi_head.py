@@ -226,7 +226,7 @@ if slides.show(8):
             {
                 "heads": ["1 head", f"{n_heads} heads"],
                 "head size": [d_model, d_head],
-                "parameters": [n_parameters, n_parameters],
+                "parameters": [f"{n_parameters:,}"] * 2,  # as the text above writes it
                 "attention maps": [1, n_heads],
                 "entropy (nats)": [
                     f"{float(one_metrics.entropy[0]):.3f}",

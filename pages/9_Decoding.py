@@ -129,8 +129,8 @@ if slides.show(2):
                 "cached per token": f"latent {layout.latent} + key {layout.cached_values - layout.latent}"
                 if layout.latent
                 else f"{layout.kv_heads} K/V heads × 2 × {d_model // heads}",
-                "values a token": layout.cached_values,
-                "bytes a token (bf16)": 2 * layout.cached_values,
+                "values a token": f"{layout.cached_values:,}",  # every number with its thousands separated
+                "bytes a token (bf16)": f"{2 * layout.cached_values:,}",
                 "parameters": f"{layout.parameters:,}",
             }
             for layout in found

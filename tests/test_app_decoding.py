@@ -45,8 +45,8 @@ def test_the_layouts_table_is_the_engines_at_the_links_width():
     assert_clean(at)
     table = at.table[0].value
     found = layouts(1024, 16, 4)
-    assert list(table["bytes a token (bf16)"]) == [2 * layout.cached_values for layout in found]
-    assert list(table["bytes a token (bf16)"])[:3] == [2 * 2 * 16 * 64, 2 * 2 * 4 * 64, 2 * 2 * 64]  # MHA, GQA, MQA
+    assert list(table["bytes a token (bf16)"]) == [f"{2 * layout.cached_values:,}" for layout in found]
+    assert list(table["bytes a token (bf16)"])[:3] == ["4,096", "1,024", "256"]  # MHA, GQA, MQA: 2 × 2 × (16, 4, 1) × 64
 
 
 def test_heads_that_a_gqa_group_count_does_not_divide_get_a_message_with_the_counts_that_do():
