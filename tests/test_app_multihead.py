@@ -49,6 +49,8 @@ def test_defaults_show_every_head_and_agree_with_the_engine_and_pytorch():
     (similarity,) = heatmap_values(at, 4, 4)
     torch.testing.assert_close(similarity.diagonal(), torch.ones(4, dtype=torch.float64))
     assert "32 × 8" in " ".join(texts(at, "markdown"))
+    comparison = next(table.value for table in at.table if "attention maps" in table.value.columns)  # one head or 4
+    assert comparison["parameters"].tolist() == [f"{4 * 32 * 32:,}"] * 2 == ["4,096"] * 2  # W_Q, W_K, W_V, W_O
 
 
 def test_a_shared_link_opens_the_same_heads():
