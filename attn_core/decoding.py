@@ -60,11 +60,13 @@ def kv_cache_bytes(shape: ModelShape, tokens: int) -> int:
 
 @dataclass(frozen=True)
 class Model:
-    """A real model's attention shape, its parameter count and where the numbers come from."""
+    """A real model's attention shape, its parameter count, the context it was trained to read (tokens) and where the
+    numbers come from."""
 
     name: str
     shape: ModelShape
     parameters: float
+    context: int
     source: str
 
 
@@ -72,21 +74,35 @@ class Model:
 # (128 + 64 wide) and values (128) cached per head, as MHA would: what MLA saves.
 MODELS = {
     "gpt2": Model(
-        "GPT-2 small", ModelShape(12, 12, 12, 64), 124e6, "Radford et al. (2019), config.json of openai-community/gpt2"
+        "GPT-2 small",
+        ModelShape(12, 12, 12, 64),
+        124e6,
+        1024,
+        "Radford et al. (2019), config.json of openai-community/gpt2 (n_positions 1,024)",
     ),
-    "llama3-8b": Model("Llama 3 8B", ModelShape(32, 32, 8, 128), 8.03e9, "Meta Llama 3 8B config.json: 32 layers, 8 KV heads"),
-    "mistral-7b": Model("Mistral 7B", ModelShape(32, 32, 8, 128), 7.24e9, "Jiang et al. (2023), Mistral 7B, Table 1"),
-    "llama3-70b": Model("Llama 3 70B", ModelShape(80, 64, 8, 128), 70.6e9, "Meta Llama 3 70B config.json: 80 layers, 8 KV heads"),
+    "llama3-8b": Model(
+        "Llama 3 8B",
+        ModelShape(32, 32, 8, 128),
+        8.03e9,
+        8192,
+        "Meta Llama 3 8B config.json: 32 layers, 8 KV heads, 8,192 positions (Llama 3.1 8B: the same shape, 128k)",
+    ),
+    "mistral-7b": Model("Mistral 7B", ModelShape(32, 32, 8, 128), 7.24e9, 8192, "Jiang et al. (2023), Mistral 7B, Table 1"),
+    "llama3-70b": Model(
+        "Llama 3 70B", ModelShape(80, 64, 8, 128), 70.6e9, 8192, "Meta Llama 3 70B config.json: 80 layers, 8 KV heads"
+    ),
     "deepseek-v2": Model(
         "DeepSeek-V2 (MLA)",
         ModelShape(60, 128, 128, 192, v_head_dim=128, latent=512, rope_dim=64),
         236e9,
-        "DeepSeek-AI (2024), DeepSeek-V2, §2.1: d_c = 512, d_h^R = 64, 60 layers, 128 heads",
+        131_072,
+        "DeepSeek-AI (2024), DeepSeek-V2, §2.1: d_c = 512, d_h^R = 64, 60 layers, 128 heads; a 128K context",
     ),
     "deepseek-v2-mha": Model(
         "DeepSeek-V2 uncompressed",
         ModelShape(60, 128, 128, 192, v_head_dim=128),
         236e9,
+        131_072,
         "the same heads cached per head: 128 × (192 + 128) values a layer",
     ),
 }

@@ -158,7 +158,8 @@ if slides.show(2):
 if slides.show(3):
     slide.lead(
         f"The cache of real models, in bf16, for {batch} sequence{'s' if batch > 1 else ''} of each length, beside the "
-        "model's weights (dashed): where the cache outgrows the model.",
+        "model's weights (dashed): where the cache outgrows the model. Past the context a model was trained to read (the "
+        "table's last column), the lengths show what its layout would cache.",
         f"KV cache in bf16 for a batch of {batch}; dashed: the model's weights.",
     )
     shown = [key for key in MODELS if key != "deepseek-v2-mha"] + ["deepseek-v2-mha"]
@@ -173,6 +174,7 @@ if slides.show(3):
                 **{f"{n // 1024}k tokens (GiB)": f"{per_token * n * batch / GIB:,.1f}" for n in SHOWN_CONTEXTS},
                 "weights (GiB)": f"{2 * model.parameters / GIB:,.1f}",
                 "cache > weights from": f"{cache_outgrows_weights(model, batch):,} tokens",
+                "context read (tokens)": f"{model.context:,}",
             }
         )
     cache = {MODELS[key].name: np.array([kv_cache_bytes(MODELS[key].shape, n) * batch / GIB for n in CONTEXTS]) for key in shown}

@@ -60,6 +60,7 @@ def test_real_models_caches_for_a_batch():
     assert_clean(at)
     table = at.table[0].value
     llama = table.loc["Llama 3 8B"]
+    assert llama["context read (tokens)"] == "8,192" and table.loc["GPT-2 small"]["context read (tokens)"] == "1,024"
     assert llama["KiB a token"] == "128.0"
     assert float(llama["8k tokens (GiB)"]) == pytest.approx(8192 * 131_072 * 4 / 2**30)
     assert float(table.loc["DeepSeek-V2 (MLA)"]["128k tokens (GiB)"].replace(",", "")) == pytest.approx(
