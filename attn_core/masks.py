@@ -47,14 +47,20 @@ def block_sums(mask_mod: MaskMod, t: int, block: int) -> Tensor:
     return padded.view(blocks, block, blocks, block).sum(dim=(1, 3))  # (query blocks, key blocks)
 
 
+BLOCK_KINDS = ("skipped", "partial", "full")  # block_kinds' 0, 1 and 2
+
+
+def block_kinds(mask_mod: MaskMod, t: int, block: int) -> Tensor:
+    """(⌈t / block⌉, ⌈t / block⌉): each tile of the (query block, key block) grid as 0 where ``mask_mod`` hides it
+    wholly, 1 in part, 2 not at all; a block-sparse kernel skips the first and needs no mask on the last
+    (FlexAttention's BlockMask: kv_num_blocks partial, full_kv_num_blocks full)."""
+    sums = block_sums(mask_mod, t, block)  # (query blocks, key blocks)
+    return (sums > 0).long() + (sums == block * block).long()
+
+
 def block_counts(mask_mod: MaskMod, t: int, block: int = 128) -> tuple[int, int, int]:
-    """(empty, partial, full): the tiles of the (query block, key block) grid that ``mask_mod`` hides wholly, in part,
-    or not at all; a block-sparse kernel skips the empty ones and needs no mask on the full ones (FlexAttention's
-    BlockMask: kv_num_blocks partial, full_kv_num_blocks full)."""
-    sums = block_sums(mask_mod, t, block)
-    full = int((sums == block * block).sum())
-    empty = int((sums == 0).sum())
-    return empty, sums.numel() - empty - full, full
+    """(empty, partial, full): how many tiles of each kind (block_kinds)."""
+    return tuple(block_kinds(mask_mod, t, block).flatten().bincount(minlength=3).tolist())
 
 
 def causal_mask(t: int, device: Device = None) -> Tensor:

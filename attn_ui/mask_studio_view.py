@@ -4,13 +4,12 @@ create_block_mask reports, and the FlexAttention code that reproduces the weight
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 from torch.nn.attention.flex_attention import create_block_mask
 
 from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, mod_scores, softmax_seen
 from attn_core.mask_studio import COMBINE, COMBINE_LABELS, Composition, Term, defaults, flex_code, queries_and_keys, text_of
-from attn_core.masks import block_counts, block_sums
+from attn_core.masks import BLOCK_KINDS, block_kinds
 from attn_ui import downloads, page, slide, url_state
 from attn_ui.inputs import escape_markdown
 from attn_ui.mask_tiles import tile_map_block
@@ -132,9 +131,9 @@ def studio_section(slides: page.Slides, values: url_state.Values, params: url_st
 def blocks_row(mask_mod, t: int, size: int) -> None:
     """The tiles of the mask in ``size`` × ``size`` blocks, and the shares of empty, partial and full tiles beside
     those of FlexAttention's create_block_mask."""
-    sums = block_sums(mask_mod, t, size).numpy()
-    classes = np.where(sums == 0, "skipped", np.where(sums == size * size, "full", "partial")).tolist()
-    empty, partial, full = block_counts(mask_mod, t, size)
+    kinds = block_kinds(mask_mod, t, size)  # (query blocks, key blocks)
+    classes = [[BLOCK_KINDS[kind] for kind in line] for line in kinds.tolist()]
+    empty, partial, full = kinds.flatten().bincount(minlength=3).tolist()
     flex = create_block_mask(mask_mod, 1, 1, t, t, device="cpu", BLOCK_SIZE=size)
     flex_partial, flex_full = int(flex.kv_num_blocks.sum()), int(flex.full_kv_num_blocks.sum())
     tiles = len(classes) ** 2
