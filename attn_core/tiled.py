@@ -237,12 +237,19 @@ class TileClasses:
         self.stop_row = (block_q - seeing.flip(2).int().argmax(2)).tolist()  # one past its last
         self.block_q, self.block_k = block_q, block_k
 
+    def tile(self, queries: range, keys: range) -> tuple[int, int] | None:
+        """(query block, key block) of the one tile that holds ``queries`` × ``keys``; None where they straddle two."""
+        q_block, k_block = queries.start // self.block_q, keys.start // self.block_k
+        if (queries.stop - 1) // self.block_q != q_block or (keys.stop - 1) // self.block_k != k_block:
+            return None
+        return q_block, k_block
+
     def rows(self, queries: range, keys: range) -> range:
         """The rows of ``queries`` that some head lets see some key of ``keys``: a packed document's first queries
         see nothing of its later key blocks, as under a causal mask. All of them where the ranges straddle tiles."""
-        q_block, k_block = queries.start // self.block_q, keys.start // self.block_k
-        if (queries.stop - 1) // self.block_q != q_block or (keys.stop - 1) // self.block_k != k_block:
+        if (tile := self.tile(queries, keys)) is None:
             return queries
+        q_block, k_block = tile
         offset = q_block * self.block_q
         start = max(queries.start, offset + self.first_row[q_block][k_block])
         return range(start, max(start, min(queries.stop, offset + self.stop_row[q_block][k_block])))
@@ -250,9 +257,9 @@ class TileClasses:
     def seen(self, queries: range, keys: range) -> bool | None:
         """False where no head sees any of ``queries`` × ``keys``, True where every head sees all of it, None where
         the mask must be read (a partial tile, or ranges that straddle two tiles of the grid)."""
-        q_block, k_block = queries.start // self.block_q, keys.start // self.block_k
-        if (queries.stop - 1) // self.block_q != q_block or (keys.stop - 1) // self.block_k != k_block:
+        if (tile := self.tile(queries, keys)) is None:
             return None
+        q_block, k_block = tile
         if not self.any[q_block][k_block]:
             return False
         return True if self.all[q_block][k_block] else None

@@ -36,6 +36,10 @@ def keep_first_tokens(limit: int) -> None:
     st.session_state["text"] = f" {SENTENCE_SEPARATOR} ".join(" ".join(tokenize(part)[:limit]) for part in sentences)
 
 
+def showing_example(example: str) -> None:
+    st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
+
+
 def tokens_from_text(text: str, limit: int, example: str | None = None, name: str = "Your text") -> list[str]:
     """Tokens of ``text``, cut to ``limit`` with a notice.
 
@@ -43,7 +47,7 @@ def tokens_from_text(text: str, limit: int, example: str | None = None, name: st
     """
     tokens = tokenize(text[:MAX_CHARS])
     if not tokens and example is not None:
-        st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
+        showing_example(example)
         return tokenize(example)
     if len(tokens) > limit:
         more = "+" if len(text) > MAX_CHARS else ""
@@ -74,7 +78,7 @@ def sentences_from_text(text: str, max_sentences: int, limit: int, example: str)
 def model_tokens(model: MiniLM, text: str, limit: int, example: str) -> Encoded:
     """``text`` as the real model's word pieces, cut to ``limit`` with a notice; the example's when it is empty."""
     if not text.strip():
-        st.info(f"There are no words to attend to yet, so this shows the example “{example}”. Type a sentence to see yours.")
+        showing_example(example)
         text = example
     encoded = model.encode([text[:MAX_CHARS]], limit)
     if all(token in SPECIAL_TOKENS for token in encoded.tokens[0]):  # invisible characters only, or a typed [SEP]
