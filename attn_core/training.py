@@ -49,8 +49,8 @@ NO_TARGET = -100  # cross_entropy's ignore_index: a position without a target (t
 MAX_STEPS, MAX_D_K, MAX_BATCH, MAX_SEQ_LEN = 2000, 512, 256, 32
 TRAINING_THREADS = 1  # its tensors hold a few thousand numbers: a second thread would only wait on the first
 # A run with a time budget is timed over its steps after the first (which warms torch up) until TIMED_S have passed,
-# then refused if it would pass the budget. Five steps (10 ms) were too few to judge by: on a busy machine one wait
-# for the CPU in them made a 2-second run look like a minute's.
+# then refused if it would pass the budget: a time, not a few steps of milliseconds, in which one wait for the CPU on
+# a busy machine would make a run of seconds look like one of a minute.
 TIMED_S = 0.5
 
 

@@ -142,8 +142,8 @@ def download_menu(name: str, values: np.ndarray, row_labels: list[str], col_labe
     """A small popover that offers a matrix recorded as ``name``: as CSV and .npy, and its chart (recorded under the
     same name) as a slide-size PNG and an SVG.
 
-    The popover's buttons are made only while it is open (a rerun opens it): four buttons per matrix on every rerun
-    were 44 widgets on the Pipeline view."""
+    The popover's buttons are made only while it is open (a rerun opens it): four buttons per matrix would be 44
+    widgets of every rerun on the Pipeline view."""
     shown: Shown | None = st.session_state.get(SHOWN)
     with st.popover("Download", icon=":material/download:", key=f"download menu {name}", on_change="rerun") as menu:
         if menu.open:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from attn_core.tiled import release_kept
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (malloc.h)
-VIEWS_THRESHOLD = 128 * 1024  # bytes: glibc's own starting value, no longer raised
+VIEWS_THRESHOLD = 128 * 1024  # bytes: glibc's own starting value, which a set threshold keeps glibc from raising
 SWEEP_THRESHOLD = 32 * 1024 * 1024  # bytes: glibc's largest on 64-bit systems
 
 _libc = ctypes.CDLL(None) if sys.platform == "linux" else None

@@ -100,12 +100,12 @@ def freeze_loaded_modules() -> None:
     every run.
 
     That collection is a full pass over every object the collector tracks, holding the GIL: with torch, pandas and
-    Streamlit loaded it was 95 ms of every redraw, and the first FlexAttention block mask (the mask studio, the Cost
-    view's FlexAttention) imports 800 more modules (torch._dynamo, sympy: 117,000 objects, 30-75 ms of every later
-    run). Modules, their functions and tables live as long as the process, so whenever the runs before this one have
-    loaded modules, what is alive now is frozen, out of the collector's sight; each pass then walks only what the
-    runs create, which it still collects. Freezing here follows the last run's collection, so it keeps little else:
-    at most what other sessions' runs hold at this moment, once for each time modules were loaded."""
+    Streamlit loaded, a large share of a redraw (docs/performance.md), and the first FlexAttention block mask (the mask
+    studio, the Cost view's FlexAttention) imports 800 more modules (torch._dynamo, sympy: 117,000 objects). Modules,
+    their functions and tables live as long as the process, so whenever the runs before this one have loaded modules,
+    what is alive now is frozen, out of the collector's sight; each pass then walks only what the runs create, which
+    it still collects. Freezing here follows the last run's collection, so it keeps little else: at most what other
+    sessions' runs hold at this moment, once for each time modules were loaded."""
     global _modules_frozen
     if len(sys.modules) != _modules_frozen:
         gc.freeze()
@@ -116,11 +116,11 @@ def freeze_loaded_modules() -> None:
 def tune_server() -> None:
     """The process-wide settings that serve the views well, applied once, by the first run of any page (setup)."""
     malloc.set_mmap_threshold(malloc.VIEWS_THRESHOLD)  # see attn_ui.malloc: the server's memory stops creeping
-    tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses no longer wait ~40 ms for the browser's acknowledgement
+    tcp.no_delay_on_tcp_sockets()  # see attn_ui.tcp: responses do not wait for the browser's delayed acknowledgement
     # The views compute small tensors (a sentence, a few heads), for which torch's threads only wait on each other;
-    # when the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominated:
-    # the real model's forward pass took 560 ms with 2 threads against 11 ms with one. The Cost view's sweep uses
-    # every core (attn_core.device.DEFAULT_THREADS) while it runs.
+    # when the cores are busy (other sessions, a sweep, a shared host like Community Cloud) that waiting dominates
+    # (docs/performance.md, the real model's forward pass under load). The Cost view's sweep uses every core
+    # (attn_core.device.DEFAULT_THREADS) while it runs.
     torch.set_num_threads(1)
 
 
@@ -239,7 +239,7 @@ class Slides:
             self.controls = st.sidebar
         # What the view draws above its sections (the link's ignored values, a note on its input, a warning about its
         # controls) goes into one container, entered for the rest of the run until the picker is drawn, so that the
-        # picker keeps its place in the page whether it holds anything or not: a note that comes or goes no longer
+        # picker keeps its place in the page whether it holds anything or not: a note that comes or goes does not
         # redraws the section. On a slide the browser reports its height, which the charts leave it (attn_ui.slide).
         self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()

@@ -87,8 +87,7 @@ if slides.show(1):
             subtitle = (f"entropy {entropies[name]:.3f} nats",)
             bar_block(charts, weight_row, labels, value_title="weight", label_title="logit", title=name, subtitle=subtitle)
     if not presenting():  # a slide shows the charts alone (their tooltips give each weight)
-        # Made when opened: st.table's code (0.8 MB) was the last script a new tab waited for, 0.1-0.2 s of this view's
-        # first render (12 interleaved loads).
+        # Made when opened: st.table's code (0.8 MB) would be the last script a new tab waits for.
         with st.expander("Numbers", key="temperature_numbers", on_change="rerun") as numbers:
             if numbers.open:
                 table = pd.DataFrame(
@@ -137,7 +136,7 @@ if slides.show(3):
         "**saturates** as d_k grows: entropy → 0, largest weight → 1, its Jacobian (how far weights move with the "
         "scores) → 0, so **gradients vanish**. Scaled, all three stay put."
     )
-    curves = {  # title: (field, y title no longer than a short plot is high: a longer one pushed the chart's title up)
+    curves = {  # title: (field, y title no longer than a short plot is high: a longer one pushes the chart's title up)
         "Normalized entropy": ("normalized_entropy", "normalized entropy"),
         "Largest weight": ("max_weight", "largest weight"),
         "Norm of the softmax Jacobian": ("jacobian_norm", "Jacobian norm"),

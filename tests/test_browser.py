@@ -252,7 +252,7 @@ def test_a_layout_is_not_settled_while_an_element_waits_for_its_script(server, b
 
 def test_hiding_cls_updates_the_head_grid_in_place(server, browser):
     """Hiding [CLS] and [SEP] adds a note above the sections and changes the 72 heads' thumbnails' data only: the
-    chart stays the same drawing, its data updated in place, where it used to be drawn anew (a third of a second)."""
+    chart stays the same drawing, its data updated in place, not drawn anew."""
     page = visit(browser, f"{server}/Real_model?slide=2", viewport=(1280, 720))
     settle_layout(page)
     grid = page.locator("[data-testid='stVegaLiteChart'] > :is(svg, canvas)")

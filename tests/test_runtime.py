@@ -60,8 +60,8 @@ print(first < 20_000 < loaded, frozen < 20_000, collected >= 1, gc.get_freeze_co
 
 
 def test_the_loaded_modules_are_out_of_the_garbage_collectors_sight():
-    """Streamlit collects garbage after every run; a full pass over torch's objects took 95 ms of each redraw.
-    The start of a run freezes what is loaded by then: the collector no longer tracks torch's functions."""
+    """Streamlit collects garbage after every run, a full pass over every tracked object; the start of a run freezes
+    what is loaded by then, so that the collector does not walk torch's functions."""
     from attn_ui.page import freeze_loaded_modules
 
     freeze_loaded_modules()

@@ -3,9 +3,8 @@
 Every builder is a plain function in two parts: it puts the values in a DataFrame, the chart's data (the named
 dataset "cells", or one per layer of a map, which ``attn_ui.draw`` sends to the browser as Arrow, caching the spec per
 input), and hands the rest (labels, titles, sizes) to a function that builds the Altair chart; ``build.compile_chart``
-compiles that once per layout and attaches the data. Altair's checks of each object against the JSON schema were most
-of a rerun: the charts are compiled without them, and the tests validate every builder's output against the schema
-instead (tests/test_charts.py). A spec does not depend on the values otherwise than through its data (but for a map's
+compiles that once per layout and attaches the data, without Altair's checks of each object against the JSON schema
+(``build``). A spec does not depend on the values otherwise than through its data (but for a map's
 domain, which its points set), so new values update a chart in place.
 
 Where each thing is:

@@ -1,8 +1,8 @@
 """A chart's Vega-Lite spec: an Altair chart compiled once per layout, its data attached as DataFrames.
 
 Altair's checks of each object against the JSON schema (as it is made, as ``.properties()`` sets it, in ``to_dict()``)
-were most of a rerun (30 ms a heatmap): the charts are compiled without them, and the tests validate every builder's
-output against the schema instead (tests/test_charts.py).
+would be most of a rerun: the charts are compiled without them, and the tests validate every builder's output against
+the schema instead (tests/test_charts.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ import pyarrow as pa
 
 LAYOUTS_KEPT = 256  # compiled specs kept, without their data: about 10 kB a heatmap of a 32-token sentence
 CELLS = alt.NamedData("cells")  # every chart's data: the named dataset "cells", a DataFrame until it is sent
-# Altair checks every object against the JSON schema as it is made (its "debug mode"), which took most of a rerun;
-# the tests check every builder's output instead.
-alt.utils.schemapi.disable_debug_mode()
+alt.utils.schemapi.disable_debug_mode()  # Altair's checks as each object is made (above)
 
 
 def about(description: str, title: str | alt.Title) -> dict:
