@@ -47,11 +47,12 @@ PUBLISHED = "_published"  # session-state key: the values of the view's controls
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
 # Both modes: the charts' theme, and out of sight the window's size (and on a slide, a clicker's keys). Streamlit
 # writes a primary button's label (Next, Train, Check) in white, 2.4:1 on the dark theme's light blue primary colour
-# (.streamlit/config.toml): there it is dark (7.5:1); light-dark() follows the color-scheme Streamlit gives .stApp.
+# (.streamlit/config.toml): there it is dark (7.5:1), and a disabled one keeps Streamlit's grey; light-dark() follows
+# the color-scheme Streamlit gives .stApp.
 PAGE_STYLE = (
     THEME_CSS
     + """<style>
-.stApp [data-testid="stBaseButton-primary"] { color: light-dark(#ffffff, #16181d); }
+.stApp [data-testid="stBaseButton-primary"]:enabled { color: light-dark(#ffffff, #16181d); }
 .st-key-slide_hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
 [data-testid="stLayoutWrapper"]:has(> .st-key-slide_hidden) { position: absolute; width: 1px; height: 1px; overflow: hidden; }
 </style>"""

@@ -285,11 +285,18 @@ def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
         return alt.X(field=x_title, type="quantitative")
     shown = list(ticks if len(ticks) <= MAX_LOG_TICKS else ticks[::2])
     axis = alt.Axis(values=shown, labelOverlap=False)
-    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2), axis=axis)
+    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2, nice=False), axis=axis)  # x's own span
+
+
+# A log y axis labels its powers of ten only (its domain is rounded out to them): Vega ticks 1 to 9 in each decade,
+# and of their labels Vega hides those that would overlap, which leaves an uneven few (0.01, 0.03, 0.2, 1, 3).
+POWERS_OF_TEN = "abs(log(datum.value) / LN10 - round(log(datum.value) / LN10)) < 1e-6 ? datum.label : ''"
 
 
 def _y_encoding(y_title: str, log_y: bool) -> alt.Y:
-    return alt.Y(field=y_title, type="quantitative", **({"scale": alt.Scale(type="log")} if log_y else {}))
+    if not log_y:
+        return alt.Y(field=y_title, type="quantitative")
+    return alt.Y(field=y_title, type="quantitative", scale=alt.Scale(type="log"), axis=alt.Axis(labelExpr=POWERS_OF_TEN))
 
 
 def _series_colour(names: tuple[str, ...]) -> alt.Color:
