@@ -5,12 +5,13 @@ Needs Chromium at /usr/bin/chromium, as tests/test_browser.py (skipped without i
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
 
 from attn_ui.measure import MEASURE
-from tests.browser_support import IDLE, exception_texts, finished_runs, rerun, skip_without_browser, visit
+from tests.browser_support import IDLE, exception_texts, finished_runs, rerun, settle_layout, skip_without_browser, visit
 
 skip_without_browser()
 WAITING = "Another sweep is running on this server"  # what a session is told while another sweep holds the lock
@@ -51,3 +52,21 @@ def test_leaving_the_cost_view_stops_its_sweep(server, browser):
         other.wait_for_timeout(100)
     assert not waiting.count() and not exception_texts(other)
     other.get_by_text("This server: the fits and every point", exact=True).wait_for(timeout=10_000)  # its own points, measured
+
+
+def test_a_log_axis_labels_its_powers_of_ten_only(server, browser):
+    """Vega ticks a log axis at 1 to 9 in each decade and hides the labels that would overlap, which leaves an uneven
+    few (0.01, 0.03, 0.2, 1, 3): the time and memory charts label their powers of ten, three decades at least."""
+    page = visit(browser, f"{server}/Cost?present=on&slide=1", viewport=(1024, 576))
+    try:
+        settle_layout(page)
+        axes = page.locator("[data-testid='stVegaLiteChart'] g.role-axis[aria-label^='Y-axis']")
+        assert axes.count() == 2  # time, memory
+        for axis in axes.all():
+            texts = axis.locator("g.role-axis-label text").evaluate_all(
+                "labels => labels.filter(t => getComputedStyle(t).opacity !== '0' && t.textContent).map(t => t.textContent)"
+            )
+            decades = [math.log10(float(text.replace(",", ""))) for text in texts]
+            assert len(decades) >= 3 and all(abs(d - round(d)) < 1e-9 for d in decades), texts
+    finally:
+        page.close()
