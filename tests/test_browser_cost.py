@@ -54,19 +54,20 @@ def test_leaving_the_cost_view_stops_its_sweep(server, browser):
     other.get_by_text("This server: the fits and every point", exact=True).wait_for(timeout=10_000)  # its own points, measured
 
 
-def test_a_log_axis_labels_its_powers_of_ten_only(server, browser):
+@pytest.mark.parametrize("slide", ["Cost?present=on&slide=1", "Decoding?present=on&slide=4&part=1"])
+def test_a_log_axis_labels_its_powers_of_ten_only(server, browser, slide):
     """Vega ticks a log axis at 1 to 9 in each decade and hides the labels that would overlap, which leaves an uneven
-    few (0.01, 0.03, 0.2, 1, 3): the time and memory charts label their powers of ten, three decades at least."""
-    page = visit(browser, f"{server}/Cost?present=on&slide=1", viewport=(1024, 576))
+    few (Decoding's step times: 0.01, 0.03, 0.2, 1, 3): the time and memory charts label their powers of ten."""
+    page = visit(browser, f"{server}/{slide}", viewport=(1024, 576))
     try:
         settle_layout(page)
         axes = page.locator("[data-testid='stVegaLiteChart'] g.role-axis[aria-label^='Y-axis']")
-        assert axes.count() == 2  # time, memory
+        assert axes.count() == 2  # time and memory; a step's time with the cache and without
         for axis in axes.all():
             texts = axis.locator("g.role-axis-label text").evaluate_all(
                 "labels => labels.filter(t => getComputedStyle(t).opacity !== '0' && t.textContent).map(t => t.textContent)"
             )
             decades = [math.log10(float(text.replace(",", ""))) for text in texts]
-            assert len(decades) >= 3 and all(abs(d - round(d)) < 1e-9 for d in decades), texts
+            assert len(decades) >= 2 and all(abs(d - round(d)) < 1e-9 for d in decades), texts
     finally:
         page.close()
