@@ -322,8 +322,8 @@ class Slides:
             step, order = at_step[0], lesson.steps
             where = f"**{escape_markdown(lesson.title)}** · step {step} of {len(order)}"
             walk, previous, following = lesson_player.go, (max(step - 1, 1),), (min(step + 1, len(order)),)
+        # The buttons first, so that they keep their place from one slide to the next whatever the title's length.
         with st.container(horizontal=True, vertical_alignment="center", gap="small", key="slide_bar"):
-            st.markdown(where, width="content")
             st.button(
                 "Previous",
                 icon=":material/arrow_back:",
@@ -344,6 +344,7 @@ class Slides:
                 type="primary",
             )
             controls = st.popover("Controls", icon=":material/tune:")
+            st.markdown(where, width="content")
         with controls:  # above the view's controls: the lesson's notes for the presenter, and the lesson's buttons
             if at_step:
                 st.markdown(f"**Step {step}: {escape_markdown(at_step[1].title)}**")

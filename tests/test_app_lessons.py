@@ -4,6 +4,8 @@ the rest of the lesson plays."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from attn_ui import lessons
@@ -19,7 +21,7 @@ MASKS = "masks-of-todays-models"
 
 
 def bar(at) -> str:
-    return at.markdown[0].value  # the slide's bar comes first on a slide
+    return next(block.value for block in at.markdown if re.search(r" · [Ss]tep \d+ of \d+", block.value))  # the slide's bar
 
 
 def click(at, key: str):
