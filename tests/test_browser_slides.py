@@ -215,6 +215,23 @@ def test_the_next_buttons_label_reads_at_4_5_to_1_on_either_theme(server, browse
                 page.close()
 
 
+def test_the_slide_bars_buttons_keep_their_place_whatever_the_title(server, browser):
+    """A presenter with a mouse finds Previous and Next where they were, on slides whose titles differ in length."""
+    places = set()
+    for path in ("Pipeline?present=on&slide=1", "Pipeline?present=on&slide=4", "Masking?present=on&slide=7"):
+        page = visit(browser, f"{server}/{path}", viewport=VIEWPORTS[0])
+        try:
+            settle_layout(page)
+            places.add(
+                tuple(
+                    round(page.locator(f".st-key-{key} button").bounding_box()["x"]) for key in ("slide_previous", "slide_next")
+                )
+            )
+        finally:
+            page.close()
+    assert len(places) == 1, places
+
+
 def test_charts_grow_with_a_wide_window_outside_presenter_mode(server, browser):
     """On a scrolling page, a full-HD window gives a lone heatmap and the Cost view's log-log charts the main column's
     width (their row's share of it), where a 1280-px window keeps them as wide as they were, and does not even
