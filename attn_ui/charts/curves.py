@@ -285,7 +285,8 @@ def _x_encoding(x_title: str, ticks: tuple[float, ...], log_x: bool) -> alt.X:
         return alt.X(field=x_title, type="quantitative")
     shown = list(ticks if len(ticks) <= MAX_LOG_TICKS else ticks[::2])
     axis = alt.Axis(values=shown, labelOverlap=False)
-    return alt.X(field=x_title, type="quantitative", scale=alt.Scale(type="log", base=2, nice=False), axis=axis)  # x's own span
+    scale = alt.Scale(type="log", base=2, nice=False)  # the data's span, not the powers of two around it
+    return alt.X(field=x_title, type="quantitative", scale=scale, axis=axis)
 
 
 # A log y axis labels its powers of ten only (its domain is rounded out to them): Vega ticks 1 to 9 in each decade,

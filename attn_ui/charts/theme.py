@@ -37,8 +37,8 @@ SERIES_SHAPES = ("circle", "square", "triangle-up", "diamond", "triangle-down", 
 # theme hides): Vega gives its marks' group the class "<name>_marks".
 PLAIN_TEXT = "plain_text"
 # A layer named COLOURED_TEXT writes its text in a shade of its colour that reads at 4.5:1 or more on the active
-# theme's page, (light, dark) below: no one shade of these does on both (the query-key map's blue labels were 3.7:1 on
-# a dark page, its orange ones 3.7:1 on a white one). light-dark() follows the color-scheme Streamlit gives .stApp.
+# theme's page, (light, dark) below: no one shade of these does on both (the query-key map's blue reads at 3.7:1 on
+# a dark page, its orange at 3.7:1 on a white one). light-dark() follows the color-scheme Streamlit gives .stApp.
 COLOURED_TEXT = "coloured_text"
 TEXT_SHADES = {ALLOWED_COLOUR: ("#1f77b4", "#6baed6"), HIGHLIGHT_COLOUR: ("#c2410c", "#e4572e")}
 SHADES_CSS = "\n".join(
