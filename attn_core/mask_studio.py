@@ -129,6 +129,8 @@ SEGMENT_CODE = '''def segment(index, ends):
         found = found + (index >= end)
     return found
 '''
+SEGMENT_STUB = "def segment(index, ends): ...  # the segment each index falls in"
+BRIEF_NOTE = "# The masks and the call; the whole file, inputs and imports too, is in the view's bundle."
 # Each score modification's tables (made with torch, as attn_core.mask_mods makes them) and body.
 SCORE_CODE = {
     "alibi": (
@@ -163,13 +165,15 @@ def queries_and_keys(t: int, heads: int, d: int, seed: int) -> tuple:
     return torch.randn(2, 1, heads, t, d, generator=generator).unbind(0)
 
 
-def flex_code(composition: Composition, t: int, heads: int, d: int, seed: int, block: int) -> str:
+def flex_code(composition: Composition, t: int, heads: int, d: int, seed: int, block: int, brief: bool = False) -> str:
     """Python that reproduces the studio's weights with flex_attention: the same mask and score modification, queries
-    and keys drawn from the same seed, and the identity as values, so that the output is the weights."""
+    and keys drawn from the same seed, and the identity as values, so that the output is the weights. ``brief``: what
+    a slide has room for, the masks, their combination and the call, without the imports, the segment helper's body,
+    the inputs and blank lines."""
     terms = {"A": composition.a} | ({"B": composition.b} if composition.b else {})
-    lines = ["import torch", f"from torch.nn.attention.flex_attention import {FLEX_NAMES}", ""]
+    lines = [BRIEF_NOTE] if brief else ["import torch", f"from torch.nn.attention.flex_attention import {FLEX_NAMES}", ""]
     if any(term.name in ("documents", "causal_documents", "shared_prefix") for term in terms.values()):
-        lines += [SEGMENT_CODE]
+        lines += [SEGMENT_STUB if brief else SEGMENT_CODE]
     for letter, term in terms.items():
         constants, body = mask_code(term, f"ENDS_{letter}")
         lines += [constants] * bool(constants)
@@ -192,15 +196,19 @@ def flex_code(composition: Composition, t: int, heads: int, d: int, seed: int, b
         lines += ["", "", f"def score_mod(score, b, h, q_idx, kv_idx):  # {composition.score.format(SCORE_MODS)}"]
         lines += [f"    return {body.format(**sizes)}"]
         score = "score_mod"
+    lines += ["", ""]
+    if not brief:
+        lines += [
+            f"T, H, D = {t}, {heads}, {d}",
+            f"generator = torch.Generator().manual_seed({seed})",
+            "q, k = torch.randn(2, 1, H, T, D, generator=generator).unbind(0)  # (B, H, T, d): the studio's queries and keys",
+            "values = torch.eye(T).expand(1, H, T, T)  # the identity: the output is the weights",
+        ]
     lines += [
-        "",
-        "",
-        f"T, H, D = {t}, {heads}, {d}",
-        f"generator = torch.Generator().manual_seed({seed})",
-        "q, k = torch.randn(2, 1, H, T, D, generator=generator).unbind(0)  # (B, H, T, d): the studio's queries and keys",
-        "values = torch.eye(T).expand(1, H, T, T)  # the identity: the output is the weights",
         f'block_mask = create_block_mask(mask_mod, 1, H, T, T, device="cpu", BLOCK_SIZE={block})',
         f"weights = flex_attention(q, k, values, score_mod={score}, block_mask=block_mask)  # (1, H, T, T)",
-        "# torch.compile(flex_attention) runs the same as one fused kernel that skips the empty blocks",
     ]
+    if brief:
+        return "\n".join(line for line in lines if line) + "\n"
+    lines += ["# torch.compile(flex_attention) runs the same as one fused kernel that skips the empty blocks"]
     return "\n".join(lines) + "\n"

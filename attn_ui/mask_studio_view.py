@@ -123,9 +123,13 @@ def studio_section(slides: page.Slides, values: url_state.Values, params: url_st
         blocks_row(mask_mod, t, size)
     code = flex_code(found, t, HEADS, HEAD_SIZE, seed, size)
     downloads.keep_code("flex_attention_studio", code)
-    if slides.part(3):  # on a slide, as high as the slide holds, its lines scrolled within it
+    if slides.part(3):
         room = slide.on_slide(slide.room(1, lines_above=1))
-        st.code(code, language="python", height="content" if room is None else room.height, wrap_lines=room is not None)
+        if room is None:
+            st.code(code, language="python")
+        else:  # what a slide has room for (the masks and the call), as high as the slide holds, scrolled within it
+            brief = flex_code(found, t, HEADS, HEAD_SIZE, seed, size, brief=True)
+            st.code(brief, language="python", height=room.height, wrap_lines=True)
 
 
 def blocks_row(mask_mod, t: int, size: int) -> None:

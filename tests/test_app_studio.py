@@ -58,6 +58,16 @@ def test_a_link_opens_its_composition_and_the_code_reproduces_its_weights_in_a_f
     assert at.session_state["_shown"].code["flex_attention_studio"].rstrip() == code.rstrip()  # in the view's bundle too
 
 
+def test_a_slide_shows_the_masks_and_the_call_and_the_bundle_keeps_the_whole_file():
+    at = open_view(MASKING, **(LINK | {"present": "on", "part": "3"}))
+    assert_clean(at)
+    (shown_code,) = [block.value for block in at.code]
+    whole = at.session_state["_shown"].code["flex_attention_studio"]
+    assert shown_code.startswith("# The masks and the call") and "import torch" not in shown_code
+    assert "mask_mod = or_masks(mask_a, mask_b)" in shown_code and "weights = flex_attention(" in shown_code
+    assert whole.startswith("import torch") and len(shown_code.splitlines()) < len(whole.splitlines())
+
+
 def test_bad_values_in_a_link_are_reported_and_the_studio_draws_its_defaults():
     query = {"studio_a": "hexagon", "studio_a_sizes": "window=3", "studio_b_sizes": "window=-1", "studio_score": "alibi"}
     at = open_view(MASKING, slide="7", **query, studio_score_sizes="heads=x")

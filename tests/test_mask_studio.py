@@ -3,6 +3,8 @@ FlexAttention code that takes them away, run here and compared with the dense re
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 import torch
 
@@ -74,3 +76,24 @@ def test_every_term_round_trips_through_its_link_text(factories):
 def test_a_bad_term_says_what_a_term_is(text, message):
     with pytest.raises(ValueError, match=message):
         Term.parse(text, GALLERY)
+
+
+@pytest.mark.parametrize("score", [None, "alibi"])
+def test_a_slides_brief_code_is_the_full_codes_masks_and_call(score):
+    """A 1024 × 576 slide holds about 16 lines of code: the brief code keeps the masks, their combination and the
+    call, each line as in the full file, which the view's bundle holds."""
+    composition = Composition(
+        Term("causal_documents", {"lengths": (5, 4)}),
+        Term("sliding_window"),
+        "and",
+        Term.parse(score, SCORE_MODS) if score else None,
+    )
+    full, brief = (flex_code(composition, T, HEADS, D, SEED, BLOCK, brief=b).splitlines() for b in (False, True))
+    ast.parse("\n".join(brief))  # Python still
+    kept = [line for line in brief if line and not line.startswith(("#", "def segment"))]
+    assert all(line in full for line in kept) and len(brief) <= 16, brief
+    assert {
+        "mask_mod = and_masks(mask_a, mask_b)",
+        *[line for line in full if line.startswith(("block_mask", "weights"))],
+    } <= set(kept)
+    assert not [line for line in brief if line.startswith(("import", "from", "generator", "q, k", "values"))]
