@@ -23,7 +23,7 @@ from tests.browser_support import (  # noqa: E402
     running_app,
     settle_layout,
     visit,
-    wait_for_runs,
+    wait_for_size_report,
 )
 
 IMAGES = ROOT / "docs" / "images"
@@ -54,7 +54,7 @@ def take(browser, url: str, path: Path, viewport: tuple[int, int], scheme: str, 
     page = visit(browser, url, viewport=viewport, color_scheme=scheme)
     try:
         if "present=on" in url:
-            wait_for_runs(page, 1)  # a slide is drawn again once the window has reported its size
+            wait_for_size_report(page)  # a slide is drawn again once the window has reported its size
         settle_layout(page)
         if heading:
             page.get_by_role("heading", name=heading).evaluate("element => element.scrollIntoView()")
