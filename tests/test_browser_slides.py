@@ -185,7 +185,7 @@ def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
     reaches the button, not the header."""
     page = visit(browser, f"{server}/Pipeline?present=on", viewport=viewport)
     try:
-        wait_for_runs(page, 1)
+        wait_for_size_report(page)
         settle_layout(page)
         with rerun(page):
             page.locator(".st-key-slide_next button").click(timeout=5_000)
