@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -16,12 +17,15 @@ if TYPE_CHECKING:  # attn_ui.url_state imports this module
 
 MAX_CHARS = 20_000  # characters read from a text box; the rest is ignored
 SENTENCE_SEPARATOR = "|"
-MARKDOWN_SPECIALS = set("\\`*_{}[]<>()#+-.!|~$")
+MARKDOWN_SPECIALS = set("\\`*_{}[]<>()#+-.!|~$:")  # ":" too: ":red[x]" would be red
+# Where GFM makes a link of a bare address (http://, https://, www., an e-mail's @), escaped or not: an invisible
+# word joiner there keeps the text as typed and no link.
+BARE_LINKS = re.compile(r"(?i)(?<=http)(?=s?:)|(?<=www)(?=\.)|(?<=@)")
 
 
 def escape_markdown(text: str) -> str:
-    """User text made safe to put in st.markdown, st.info...: shown as typed, never as Markdown or HTML."""
-    return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in text)
+    """User text made safe to put in st.markdown, st.info...: shown as typed, never as Markdown, HTML or a link."""
+    return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in BARE_LINKS.sub("\u2060", text))
 
 
 def fixed_size(label: str, value: int | None, why: str) -> None:

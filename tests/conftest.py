@@ -170,8 +170,9 @@ def texts(at: AppTest, kind: str) -> list[str]:
 
 
 def shown(markdown: str) -> str:
-    """What a reader sees of Markdown text: its backslash escapes (inputs.escape_markdown's) taken off."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """What a reader sees of Markdown text: its backslash escapes and invisible word joiners (inputs.escape_markdown's)
+    taken off."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
 def heatmap_values(at, n_rows: int, n_cols: int) -> list[torch.Tensor]:

@@ -126,6 +126,16 @@ def test_missing_words_are_reported():
     assert any("“it” is not a word of sentence 2 \\(“Nothing to see”\\)" in text for text in texts(at, "info"))  # short: whole
 
 
+def test_a_sentence_is_shown_as_typed_in_its_message_never_as_a_link_or_a_colour():
+    """A bare address in Markdown becomes a link (GFM's autolinks) and ":red[...]" red text, backslashes or not."""
+    typed = "see http://x.io now :red[zz]"
+    at = open_view(REAL, text2=typed)
+    assert_clean(at)
+    (message,) = [text for text in texts(at, "info") if "is not a word of sentence 2" in text]
+    assert f"(“{typed}”)" in shown(message)
+    assert "http://" not in message and ":red[" not in message  # broken by escapes, so that neither is parsed
+
+
 def test_a_sentence_without_the_pronoun_offers_the_coreference_example(model):
     """On a slide, with a sentence of the lecture that has no “it”: one click brings back the example pair, and the
     heads whose preference changes most are shown."""

@@ -6,6 +6,8 @@ skipped locally; CI sets REQUIRE_BROWSER=1 so that a missing browser fails inste
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 
 from attn_core.examples import DEFAULT_SENTENCE
@@ -395,3 +397,17 @@ def test_a_view_draws_only_its_open_section_and_its_buttons_open_the_others(serv
         page.get_by_role("radio", name="All sections").click()
     assert sections() == [str(section) for section in range(1, 10)] and "slide=all" in page.url
     assert page.locator(EXCEPTION).count() == 0
+
+
+def test_a_typed_address_or_colour_directive_is_shown_as_typed_not_as_a_link_or_a_colour(server, browser):
+    """Markdown makes a link of a bare address and an e-mail (GFM's autolinks, backslash escapes or not) and Streamlit
+    colours ":red[...]": the Real model's message about a sentence shows the sentence as typed."""
+    typed = "http://x.io a@x.io :red[z]"  # within the message's 28 characters of a sentence
+    page = visit(browser, f"{server}/Real_model?" + urlencode({"slide": 3, "text2": typed}), viewport=(1280, 720))
+    try:
+        settle_layout(page)
+        message = page.locator("[data-testid='stAlertContainer']").filter(has_text="is not a word of sentence 2")
+        assert message.inner_text().replace("\u2060", "") == f"“it” is not a word of sentence 2 (“{typed}”)."
+        assert message.locator("a, code, span[class*='colored'], [style*='color']").count() == 0
+    finally:
+        page.close()
