@@ -196,7 +196,8 @@ def train(
         elif not timed and (elapsed := time.perf_counter() - warmed_up) >= TIMED_S:
             timed, expected = True, elapsed / step * steps
             if expected > budget_s:
-                raise TooLong(f"{steps:,} steps would take about {expected:.0f} s here, over the budget of {budget_s:.0f} s")
+                over = f"about {math.ceil(expected)} s here, over the budget of {budget_s:g} s"  # ceil: 15.4 s is not "15"
+                raise TooLong(f"{steps:,} steps would take {over}")
         if progress is not None:
             progress(step + 1)
     run.weights_after = {name: p.detach().clone() for name, p in params.items() if name != "W_out"}

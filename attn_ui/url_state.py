@@ -158,7 +158,7 @@ class Number:
         except ValueError:
             value = math.nan
         if not self.low <= value <= self.high:  # also rejects nan
-            raise ValueError(f"expected a number from {self.low:g} to {self.high:g}")
+            raise ValueError(f"expected a number from {readable(self.low)} to {readable(self.high)}")
         return value
 
 
@@ -210,6 +210,11 @@ def lengths(max_count: int, max_each: int) -> Callable[[str], str]:
 
 def format_number(value: float) -> str:
     return f"{value:g}"
+
+
+def readable(value: float) -> str:
+    """A number as a message writes it: 1,048,576 (not 1.04858e+06), 0.01."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
 
 
 def text(raw: str) -> str:

@@ -57,8 +57,8 @@ slides = page.Slides(
 with slides.controls:
     st.text_area("Sentence", key="text", help=f"The tokens written one by one in section 1; at most {MAX_TOKENS}.")
     page.SEED.number_input("Seed", help="Seeds the toy embeddings and weights of section 1.")
-    PARAMS.d_model.select_slider("Model width C (sections 2)", format_func=url_state.format_number)
-    heads = PARAMS.heads.select_slider("Query heads H", format_func=url_state.format_number)
+    PARAMS.d_model.select_slider("Model width C (section 2)", format_func="{:,}".format)
+    heads = PARAMS.heads.select_slider("Query heads H", format_func="{:,}".format)
     kv_heads = PARAMS.kv_heads.number_input("GQA's K/V heads G", help="Heads share a K/V head in groups of H / G.")
     batch = PARAMS.batch.number_input("Sequences in a batch (section 3)")
     time_budget = PARAMS.time_budget.number_input("Time budget (s, section 4)", help="A press of Measure stops after it.")
