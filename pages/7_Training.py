@@ -110,7 +110,8 @@ settings = Settings(
 )
 pair = trained(settings)
 if pair is None:
-    st.info("Not trained yet with these settings: **Train** runs both (a few seconds). Changing a control never trains.")
+    note = st.empty()  # a refusal takes the note's place
+    note.info("Not trained yet with these settings: **Train** runs both (a few seconds). Changing a control never trains.")
     # The progress bar goes beside the buttons: on a slide, a taller block of notes would have the browser report their
     # new height, and that report's rerun would stop the run (attn_ui.slide.read_window_size).
     with st.container(horizontal=True, vertical_alignment="center"):
@@ -120,7 +121,7 @@ if pair is None:
     if pressed:
         outcome = train_pair(settings, progress)
         if isinstance(outcome, str):
-            st.error(outcome)
+            note.error(outcome)
         else:
             state["step"] = 0  # show the trained pattern
             st.rerun()

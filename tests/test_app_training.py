@@ -71,6 +71,7 @@ def test_a_run_over_the_time_budget_is_refused_with_the_numbers_and_the_view_sti
     assert (
         refusal.startswith("This run is refused: 300 steps would take about") and "over the budget of 5e-07 s" in refusal
     )  # each run: half
+    assert not any("Not trained yet" in text for text in texts(at, "info"))  # the refusal in its place
     assert trainings == [True] and not chart_frames(at)  # the first run refused, the second never started
     at.number_input(key="seed").set_value(3).run()
     assert_clean(at)
