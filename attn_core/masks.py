@@ -47,15 +47,15 @@ def block_sums(mask_mod: MaskMod, t: int, block: int) -> Tensor:
     return padded.view(blocks, block, blocks, block).sum(dim=(1, 3))  # (query blocks, key blocks)
 
 
-BLOCK_KINDS = ("skipped", "partial", "full")  # block_kinds' 0, 1 and 2
+TILE_SKIPPED, TILE_PARTIAL, TILE_FULL = 0, 1, 2  # a tile hidden wholly, in part, not at all
 
 
 def block_kinds(mask_mod: MaskMod, t: int, block: int) -> Tensor:
-    """(⌈t / block⌉, ⌈t / block⌉): each tile of the (query block, key block) grid as 0 where ``mask_mod`` hides it
-    wholly, 1 in part, 2 not at all; a block-sparse kernel skips the first and needs no mask on the last
-    (FlexAttention's BlockMask: kv_num_blocks partial, full_kv_num_blocks full)."""
+    """(⌈t / block⌉, ⌈t / block⌉): each tile of the (query block, key block) grid as TILE_SKIPPED where ``mask_mod``
+    hides it wholly, TILE_PARTIAL in part, TILE_FULL not at all; a block-sparse kernel skips the first and needs no
+    mask on the last (FlexAttention's BlockMask: kv_num_blocks partial, full_kv_num_blocks full)."""
     sums = block_sums(mask_mod, t, block)  # (query blocks, key blocks)
-    return (sums > 0).long() + (sums == block * block).long()
+    return (sums > 0).long() + (sums == block * block).long()  # 0, 1 or 2: the TILE_ values
 
 
 def block_counts(mask_mod: MaskMod, t: int, block: int = 128) -> tuple[int, int, int]:

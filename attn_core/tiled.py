@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attn_core.attention import default_scale
-from attn_core.masks import hidden_keys
+from attn_core.masks import TILE_FULL, TILE_PARTIAL, TILE_SKIPPED, hidden_keys
 
 NEG_INF = float("-inf")
 LOG2_E = 1 / math.log(2)  # exp(x) = 2^(x · log2 e); exp2 is the faster of the two on CPUs
@@ -263,9 +263,6 @@ class TileClasses:
         if not self.any[q_block][k_block]:
             return False
         return True if self.all[q_block][k_block] else None
-
-
-TILE_SKIPPED, TILE_PARTIAL, TILE_FULL = 0, 1, 2  # tile_classes' values
 
 
 def tile_classes(mask: Tensor, block_q: int, block_k: int) -> Tensor:

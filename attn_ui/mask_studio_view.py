@@ -9,10 +9,10 @@ from torch.nn.attention.flex_attention import create_block_mask
 
 from attn_core.mask_mods import GALLERY, SCORE_MODS, dense, mod_scores, softmax_seen
 from attn_core.mask_studio import COMBINE, COMBINE_LABELS, Composition, Term, defaults, flex_code, queries_and_keys, text_of
-from attn_core.masks import BLOCK_KINDS, block_kinds
+from attn_core.masks import block_kinds
 from attn_ui import downloads, page, slide, url_state
 from attn_ui.inputs import escape_markdown
-from attn_ui.mask_tiles import tile_map_block
+from attn_ui.mask_tiles import tile_map_block, tile_names
 from attn_ui.steps import METRIC_WIDTH, matrix_step, row
 from attn_ui.url_state import Param
 
@@ -136,14 +136,13 @@ def blocks_row(mask_mod, t: int, size: int) -> None:
     """The tiles of the mask in ``size`` × ``size`` blocks, and the shares of empty, partial and full tiles beside
     those of FlexAttention's create_block_mask."""
     kinds = block_kinds(mask_mod, t, size)  # (query blocks, key blocks)
-    classes = [[BLOCK_KINDS[kind] for kind in line] for line in kinds.tolist()]
-    empty, partial, full = kinds.flatten().bincount(minlength=3).tolist()
+    empty, partial, full = kinds.flatten().bincount(minlength=3).tolist()  # TILE_SKIPPED, TILE_PARTIAL, TILE_FULL
     flex = create_block_mask(mask_mod, 1, 1, t, t, device="cpu", BLOCK_SIZE=size)
     flex_partial, flex_full = int(flex.kv_num_blocks.sum()), int(flex.full_kv_num_blocks.sum())
-    tiles = len(classes) ** 2
+    tiles = kinds.numel()
     flex_counts = {"empty": tiles - flex_partial - flex_full, "partial": flex_partial, "full": flex_full}
     with row(1, aside=METRIC_WIDTH) as charts:
-        tile_map_block(charts, classes, size, t, f"T = {t}, {size} × {size} blocks")
+        tile_map_block(charts, tile_names(kinds), size, t, f"T = {t}, {size} × {size} blocks")
         with st.container(width=METRIC_WIDTH):
             for name, ours in (("empty", empty), ("partial", partial), ("full", full)):
                 help_text = f"{ours} of {tiles}; FlexAttention's create_block_mask: {flex_counts[name]}"

@@ -108,8 +108,13 @@ def tile_counts(mask: Tensor, size: int) -> tuple[list[list[str]], TileCounts]:
         int(mask.sum()),
         t * t,
     )
+    return tile_names(classes), counts
+
+
+def tile_names(classes: Tensor) -> list[list[str]]:
+    """A grid of TILE_SKIPPED, TILE_FULL and TILE_PARTIAL as the tile map names them (TILE_CLASSES)."""
     names = {TILE_SKIPPED: TILE_CLASSES[0], TILE_FULL: TILE_CLASSES[1], TILE_PARTIAL: TILE_CLASSES[2]}
-    return [[names[value] for value in line] for line in classes.tolist()], counts
+    return [[names[value] for value in line] for line in classes.tolist()]
 
 
 def controls(params: url_state.Params, t: int) -> Mask:

@@ -24,6 +24,14 @@ def bar(at) -> str:
     return next(block.value for block in at.markdown if re.search(r" · [Ss]tep \d+ of \d+", block.value))  # the slide's bar
 
 
+def lesson_file(tmp_path, monkeypatch, name: str, title: str, steps: list[tuple[str, str]]):
+    """A lesson of (title, link) steps, written as a teacher writes one, into the lessons folder (a temporary one)."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'title = "{title}"\n' + "".join(f'[[steps]]\ntitle = "{t}"\nlink = "{link}"\n' for t, link in steps))
+    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    return path
+
+
 def click(at, key: str):
     next(button for button in at.button if button.key == key).click().run()
     return at
@@ -101,9 +109,7 @@ def test_bad_lesson_values_in_a_link_are_reported_and_the_view_opens(tmp_path, m
 def test_a_lesson_edited_while_it_plays_shows_the_edit_at_the_next_run(tmp_path, monkeypatch):
     """A teacher may edit a lesson's file while it plays: each run reads the file, and parses a text it has not seen
     (a dozen reads a run of the same text parse it once)."""
-    path = tmp_path / "live.toml"
-    path.write_text('title = "Live"\n[[steps]]\ntitle = "First"\nlink = "/Pipeline?slide=2"\n')
-    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    path = lesson_file(tmp_path, monkeypatch, "live", "Live", [("First", "/Pipeline?slide=2")])
     at = open_view(None, lesson="live")
     assert "**Live** · step 1 of 1" in bar(at)
     parsed = lessons.parse.cache_info().misses
@@ -122,24 +128,13 @@ def test_the_home_page_lists_the_shipped_lessons():
 
 
 def test_a_lesson_with_bad_steps_reports_each_and_plays_the_others(tmp_path, monkeypatch):
-    (tmp_path / "typos.toml").write_text(
-        """title = "A lesson with typos"
-[[steps]]
-title = "Fine"
-link = "/Pipeline?slide=2"
-[[steps]]
-title = "No such view"
-link = "/Pipelin?slide=1"
-[[steps]]
-title = "Unknown parameter, no such section"
-link = "/Scaling?temperatur=2&slide=42"
-[[steps]]
-title = "Fine again"
-link = "/Masking?slide=3&mask=causal"
-"""
-    )
-    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
-    lesson = load(tmp_path / "typos.toml")
+    steps = [
+        ("Fine", "/Pipeline?slide=2"),
+        ("No such view", "/Pipelin?slide=1"),
+        ("Unknown parameter, no such section", "/Scaling?temperatur=2&slide=42"),
+        ("Fine again", "/Masking?slide=3&mask=causal"),
+    ]
+    lesson = load(lesson_file(tmp_path, monkeypatch, "typos", "A lesson with typos", steps))
     at = open_view(None, lesson="typos")
     assert_at_step(at, lesson, 1)
     click(at, "slide_next")  # step 2 cannot open: the view stays, and says why
@@ -159,20 +154,8 @@ def test_a_lessons_own_text_is_shown_as_typed_never_as_markdown(tmp_path, monkey
     """A lesson file is anyone's (downloaded, uploaded, shared): its title, its steps' titles and its links' keys are
     shown as text wherever they appear (home page, slide bar, a step's problems), never as a link or emphasis."""
     link = "[a prize](https://example.com)"
-    (tmp_path / "tricky.toml").write_text(
-        f"""title = "{link} *now*"
-[[steps]]
-title = "Fine"
-link = "/Pipeline?slide=2"
-[[steps]]
-title = "{link}"
-link = "/Pipelin?slide=1"
-[[steps]]
-title = "**bold**"
-link = "/Scaling?_x_=2&slide=1"
-"""
-    )
-    monkeypatch.setattr(lessons, "LESSONS", tmp_path)
+    steps = [("Fine", "/Pipeline?slide=2"), (link, "/Pipelin?slide=1"), ("**bold**", "/Scaling?_x_=2&slide=1")]
+    lesson_file(tmp_path, monkeypatch, "tricky", f"{link} *now*", steps)
     home = open_view(None)
     label = next(link.label for link in home.get("page_link") if "prize" in link.label)
     assert shown(label) == f"{link} *now* (3 steps)" and "](" not in label
