@@ -17,6 +17,7 @@ else:  # a run of the home page
 
     page.setup(page.HOME)
     st.title("Attention Explorer")
+    page.report_ignored()
     st.markdown(
         "See self-attention work, with every number on screen: how token embeddings become queries, "
         "keys and values, how scores turn into weights, and how the weights mix the values into "

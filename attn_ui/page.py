@@ -146,13 +146,16 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
         initial_sidebar_state="collapsed" if present else "expanded" if leaving else "auto",
     )
     st.session_state["_presenting"] = present
-    if st.session_state.get("_view") != view.path:
+    restoring = params + PRESENTER if view != HOME else params
+    known = {param.key for param in params + PRESENTER}  # Home's link may name a lesson, which follow() opened
+    ignored = lesson_player.unknown_parameters(known)  # a lesson step's link, its step named
+    if st.session_state.get("_view") != view.path:  # the view's first run: its link as the user opened it
         for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
             del st.session_state[key]
         st.session_state["_view"] = view.path
+        ignored = ignored or url_state.unknown_in_link(known)
     st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
-    restoring = params + PRESENTER if view != HOME else params
-    ignored = url_state.restore(restoring) + lesson_player.unknown_parameters({param.key for param in restoring})
+    ignored = url_state.restore(restoring) + ignored
     # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
     # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
     if ignored:
@@ -175,6 +178,11 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     else:
         st.html(PAGE_STYLE)
     return url_state.Values(params)
+
+
+def report_ignored() -> None:
+    """The link's values that were not understood, if any, until the user changes a control (setup)."""
+    url_state.report_ignored(st.session_state.get(IGNORED, []))
 
 
 def publish(params: tuple[Param, ...]) -> None:
@@ -244,7 +252,7 @@ class Slides:
         # redraws the section. On a slide the browser reports its height, which the charts leave it (attn_ui.slide).
         self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()
-        url_state.report_ignored(st.session_state.get(IGNORED, []))
+        report_ignored()
         if slide.presenting():
             lesson_player.problem_of_step()
             exercises.report_score()

@@ -8,6 +8,7 @@ and bad values in a link are reported and replaced by defaults, never raised.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -276,6 +277,22 @@ def restore(params: Iterable[Param]) -> list[str]:
             except ValueError as reason:
                 problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}")
         st.session_state[param.key] = value
+    return problems
+
+
+def unknown_in_link(known: Iterable[str]) -> list[str]:
+    """The link's parameters that are not among ``known`` (a view's), each with its reason, taken out of the URL so
+    that a link copied from the page is clean. A campaign's tags (utm_source, …) that a site appends are no one's
+    typing and are left as they are."""
+    known = set(known)
+    problems = []
+    for key in sorted(set(st.query_params) - known):
+        if key.startswith("utm_"):
+            continue
+        close = difflib.get_close_matches(key.lower(), known, n=1)
+        guess = f" (did you mean “{close[0]}”?)" if close else ""
+        problems.append(f"{escape_markdown(key[:40])}: this view has no setting of that name{guess}")
+        st.query_params.pop(key)
     return problems
 
 

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from attn_ui import url_state
-from attn_ui.page import PRESENTER, VIEWS
+from attn_ui.page import MULTI_HEAD, PRESENTER, VIEWS
 from tests.conftest import assert_clean, open_view, texts
 from tests.test_fuzz import PARAMS
 
@@ -50,3 +50,23 @@ def test_a_name_a_view_does_not_declare_fails_at_once_naming_those_it_does():
     values = url_state.Values((url_state.Param("seed", 0, int), url_state.Param("text", "", str)))
     with pytest.raises(AttributeError, match="no parameter 'sed' in this view, only seed, text"):
         getattr(values, "sed")  # noqa: B009
+
+
+def test_a_links_unknown_parameters_are_named_with_a_guess_taken_out_of_the_address_and_the_view_works():
+    """A link to "/Multi_head?Heads=8" holds a typo, not a request: the view says so (with the name it may have meant),
+    drops it from the address a user copies and draws with its defaults (4 heads); a campaign's tags are left alone."""
+    at = open_view(MULTI_HEAD.path, Heads="8", zzz="<b>1</b>", utm_source="newsletter")
+    assert_clean(at)
+    (ignored,) = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    assert "Heads: this view has no setting of that name (did you mean “heads”?)" in ignored
+    assert "zzz: this view has no setting of that name\n" in ignored + "\n" and "utm_source" not in ignored
+    assert "Heads" not in at.query_params and "zzz" not in at.query_params
+    assert at.query_params["utm_source"] == "newsletter" and at.session_state["heads"] == 4
+    at.run()  # a rerun, no control changed: still said
+    assert [text for text in texts(at, "warning") if text.startswith("Some values were not understood")] == [ignored]
+
+
+def test_the_home_page_names_a_links_unknown_parameters():
+    at = open_view(None, foo="1")
+    assert_clean(at)
+    assert [text for text in texts(at, "warning") if "foo: this view has no setting of that name" in text]
