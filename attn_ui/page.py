@@ -58,9 +58,10 @@ PAGE_STYLE = (
 </style>"""
 )
 # A slide: type large enough for the back of a hall (slide.type_px), the page's margins down to a thin frame,
-# Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, and the
-# notes above the section (Slides) in a caption's type with a thin frame: they keep the charts' room small. On a
-# window larger than slide.DESIGN all of it is magnified (PRESENTER_STYLES).
+# Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, no toolbar
+# over a chart the mouse rests on (it covered the title or caption above the chart), and the notes above the section
+# (Slides) in a caption's type with a thin frame: they keep the charts' room small. On a window larger than
+# slide.DESIGN all of it is magnified (PRESENTER_STYLES).
 PRESENTER_STYLE = (
     PAGE_STYLE
     + f"""<style>
@@ -72,6 +73,7 @@ PRESENTER_STYLE = (
 .st-key-slide_bar p {{ margin: 0; }}
 .st-key-slide_bar button {{ min-height: 2.2rem; padding: 0 0.75rem; }}
 .st-key-_section {{ display: none; }}
+[data-testid="stElementToolbar"] {{ display: none; }}
 .st-key-{slide.NOTES_CONTAINER} {{ gap: 0.3rem; margin-bottom: {slide.NOTES_GAP_REM - slide.GAP_REM}rem; }}
 .st-key-{slide.NOTES_CONTAINER} [data-testid="stAlertContainer"] {{ padding: 0.2rem 0.6rem; }}
 .st-key-{slide.NOTES_CONTAINER} [data-testid="stAlertContainer"] :is(p, li) {{ font-size: 0.875rem; line-height: 1.4; }}

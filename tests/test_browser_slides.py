@@ -182,7 +182,7 @@ def test_every_slide_fits_a_projector_with_a_sixteen_word_sentence(server, brows
 @pytest.mark.parametrize("viewport", [VIEWPORTS[0], FULL_HD], ids=lambda size: "x".join(map(str, size)))
 def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
     """The slide's bar lies in the band of Streamlit's header, which is see-through: a click on Next or Controls
-    reaches the button, not the header."""
+    reaches the button, not the header. A chart the mouse rests on shows no toolbar over the title and caption."""
     page = visit(browser, f"{server}/Pipeline?present=on", viewport=viewport)
     try:
         wait_for_size_report(page)
@@ -190,6 +190,9 @@ def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
         with rerun(page):
             page.locator(".st-key-slide_next button").click(timeout=5_000)
         assert "Step 2 of" in page.locator("[data-testid='stMain']").inner_text()
+        page.locator("[data-testid='stVegaLiteChart']").first.hover()  # its toolbar would cover the caption above it
+        page.wait_for_timeout(300)
+        assert not [box for box in page.locator("[data-testid='stElementToolbar']").all() if box.is_visible()]
         page.locator(".st-key-slide_bar button").filter(has_text="Controls").click(timeout=5_000)
         page.get_by_text("Sentence", exact=True).wait_for(timeout=5_000)  # the popover holds the view's controls
     finally:
