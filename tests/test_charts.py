@@ -384,11 +384,12 @@ def test_tokens_at_one_place_of_the_query_key_map_share_one_label():
     assert text_layer["encoding"]["text"]["field"] == "label"
 
 
-def test_the_stages_of_word_paths_at_one_place_share_one_label():
-    """The word's row of the embedding table is the same in every sentence: its first stage is one point, labelled once."""
+def test_the_stages_of_word_paths_are_named_once_on_the_first_path():
+    """The paths start together (the word's own row of the embedding table) and go through the stages in order: each
+    stage is named once, on the first sentence's path, not "5 5" side by side."""
     points = np.array([[[0.0, 0.0], [1.0, 2.0], [3.0, 1.0]], [[0.0, 0.0], [2.0, 1.0], [3.0, 3.0]]])  # (sentences, stages, 2)
     spec = as_spec(charts.word_path_map(points, ["a bank", "b bank"], ["lookup", "layer 1", "layer 2"], side=200))
-    assert [cell["label"] for cell in spec["datasets"]["cells"]] == ["lookup", "1", "2", "", "1", "2"]
+    assert [cell["label"] for cell in spec["datasets"]["cells"]] == ["lookup", "1", "2", "", "", ""]
     assert (spec["width"], spec["height"], spec["autosize"]) == (200, 200, {"type": "pad"})  # a square plot
 
 
@@ -424,13 +425,27 @@ def test_map_labels_go_where_they_cover_no_other_label_and_stay_in_the_plot():
     assert spot[2] == "right" and label_boxes(edge, ["longword"], [spot], domain, side)[0][2] <= side
 
 
+def test_a_map_label_goes_where_it_covers_no_line():
+    """A label whose first spot (up and right) lies across a line from its point goes to a free spot instead."""
+    domain, side = [0.0, 100.0], 200  # 2 px a unit
+    point = np.array([[50.0, 50.0]])
+    up_right = np.array([[[50.0, 50.0], [70.0, 60.0]]])  # a line from the point up and to the right, under "cat"
+    assert charts.label_spots(point, ["cat"], domain, side) == [charts.LABEL_SPOTS[0]]
+    spot = charts.label_spots(point, ["cat"], domain, side, up_right)[0]
+    assert spot != charts.LABEL_SPOTS[0]
+    (left, top, right, bottom) = label_boxes(point, ["cat"], [spot], domain, side)[0]
+    line_px = [(100 + 40 * t, 100 - 20 * t) for t in np.linspace(0.1, 1, 10)]  # the line in pixels from the top left
+    assert not [(x, y) for x, y in line_px if left <= x <= right and top <= y <= bottom]
+
+
 def test_the_query_key_map_writes_each_label_at_its_spot():
     """The spots go into the map's data, and its text layer reads each label's offsets and side from its row."""
     points = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 1.0], [-1.0, 1.0]])  # two queries, then two keys
     spec = as_spec(charts.query_key_scatter(points, ["cat", "sat"], [(0, 1, 0.5)], side=240))
     rows = spec["datasets"]["points"]
     domain = spec["layer"][1]["encoding"]["x"]["scale"]["domain"]
-    expected = charts.label_spots(points, [row["label"] for row in rows], domain, 240)
+    lines = np.array([[points[0], points[3]]])  # the query "cat" to the key "sat"
+    expected = charts.label_spots(points, [row["label"] for row in rows], domain, 240, lines)
     assert [(row["dx"], row["dy"], row["align"]) for row in rows] == expected
     assert (rows[0]["dx"], rows[0]["dy"], rows[0]["align"]) != (rows[1]["dx"], rows[1]["dy"], rows[1]["align"])  # 5 px apart
     text_layer = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "text")

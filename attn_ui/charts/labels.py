@@ -10,6 +10,7 @@ from attn_ui.charts.sizes import CHAR_WIDTH
 SAME_PLACE = 0.01  # of a map's domain: points nearer than this (on both axes) share one label
 LABEL_HEIGHT = 16  # pixels of a map label's box: CELL_FONT_SIZE and a little room (its letters are about 13 px high)
 DOT_RADIUS = 6  # pixels around a map's point that its marker covers
+LINE_STEP = 6  # pixels between the spots of a map's line that a label should not cover (each a 4-px box)
 CROWD_RADIUS = 40  # pixels: a map's points nearer than this to many others have their labels placed first
 # Where a map's label may go around its point, in order of preference: the text's anchor (dx, dy) from the point, in
 # pixels, and the side of the text it is on (baseline "middle"): up and right, down and right, up and left ...
@@ -36,15 +37,19 @@ def labels_by_place(points: np.ndarray, labels: list[str], groups: list[str], sp
     return shown
 
 
-def label_spots(points: np.ndarray, labels: list[str], domain: list[float], side: float) -> list[tuple[int, int, str]]:
+def label_spots(
+    points: np.ndarray, labels: list[str], domain: list[float], side: float, lines: np.ndarray | None = None
+) -> list[tuple[int, int, str]]:
     """For each of a map's labels, its spot around its point (one of LABEL_SPOTS): the first that overlaps neither the
-    labels placed before it nor any point and stays inside the plot, else the one that covers least of them; the labels
-    of crowded points are placed first, while they have most room (Vega-Lite places no labels itself). ``points``
-    (n, 2) in the map's units, on a ``side`` × ``side`` px plot over ``domain`` on both axes; an empty label keeps the
-    first spot."""
+    labels placed before it, any point nor any of ``lines`` and stays inside the plot, else the one that covers least
+    of them; the labels of crowded points are placed first, while they have most room (Vega-Lite places no labels
+    itself). ``points`` (n, 2) and ``lines`` (m, 2, 2), segments from one point to another, in the map's units, on a
+    ``side`` × ``side`` px plot over ``domain`` on both axes; an empty label keeps the first spot."""
     scale = side / (domain[1] - domain[0])
-    anchors = np.stack([points[:, 0] - domain[0], domain[1] - points[:, 1]], axis=1) * scale  # (n, 2) px from top left
+    anchors = _pixels(points, domain, scale)  # (n, 2) px from top left
     dots = np.concatenate([anchors - DOT_RADIUS, anchors + DOT_RADIUS], axis=1)  # (n, 4) boxes: left, top, right, bottom
+    if lines is not None and len(lines):
+        dots = np.concatenate([dots, _line_boxes(_pixels(lines.reshape(-1, 2), domain, scale).reshape(-1, 2, 2))])
     offsets = np.array([(dx, dy) for dx, dy, _ in LABEL_SPOTS], dtype=float)  # (s, 2)
     shift = np.array([{"left": 0.0, "center": 0.5, "right": 1.0}[side_of_text] for *_, side_of_text in LABEL_SPOTS])  # (s,)
     plot = np.array([[0.0, 0.0, side, side]])
@@ -59,7 +64,7 @@ def label_spots(points: np.ndarray, labels: list[str], domain: list[float], side
         width = len(label) * CHAR_WIDTH
         corner = anchors[i] + offsets - np.stack([shift * width, np.full(len(shift), LABEL_HEIGHT / 2)], axis=1)  # (s, 2)
         boxes = np.concatenate([corner, corner + (width, LABEL_HEIGHT)], axis=1)  # (s, 4)
-        others = np.concatenate([placed, dots[:i], dots[i + 1 :]])
+        others = np.concatenate([placed, dots[:i], dots[i + 1 :]])  # its own point's box left out
         off_plot = width * LABEL_HEIGHT - _shared_area(boxes, plot)  # (s,)
         best = int(np.argmin(_shared_area(boxes, others) + off_plot))  # the first of equals
         spots[i] = LABEL_SPOTS[best]
@@ -67,9 +72,11 @@ def label_spots(points: np.ndarray, labels: list[str], domain: list[float], side
     return spots
 
 
-def spot_columns(points: np.ndarray, labels: list[str], domain: list[float], side: int | None) -> dict[str, list]:
+def spot_columns(
+    points: np.ndarray, labels: list[str], domain: list[float], side: int | None, lines: np.ndarray | None = None
+) -> dict[str, list]:
     """A map's label spots (label_spots) as the columns PLACED_TEXT reads; the first spot for all on a plot of no set side."""
-    spots = label_spots(points, labels, domain, side) if side else [LABEL_SPOTS[0]] * len(labels)
+    spots = label_spots(points, labels, domain, side, lines) if side else [LABEL_SPOTS[0]] * len(labels)
     return dict(zip(("dx", "dy", "align"), (list(column) for column in zip(*spots, strict=True)), strict=True))
 
 
@@ -78,3 +85,20 @@ def _shared_area(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
     across = np.minimum(boxes[:, None, 2], others[None, :, 2]) - np.maximum(boxes[:, None, 0], others[None, :, 0])  # (k, m)
     down = np.minimum(boxes[:, None, 3], others[None, :, 3]) - np.maximum(boxes[:, None, 1], others[None, :, 1])  # (k, m)
     return (across.clip(min=0) * down.clip(min=0)).sum(axis=1)  # (k,)
+
+
+def _pixels(points: np.ndarray, domain: list[float], scale: float) -> np.ndarray:
+    """Points (n, 2) in a map's units as pixels from the plot's top left corner (y grows downwards)."""
+    return np.stack([points[:, 0] - domain[0], domain[1] - points[:, 1]], axis=1) * scale  # (n, 2)
+
+
+def _line_boxes(segments: np.ndarray) -> np.ndarray:
+    """Small boxes every LINE_STEP pixels along each segment (m, 2, 2) in pixels, their ends left out (a point's own box
+    covers them): what a label placed over the line would hide of it. (k, 4)."""
+    boxes = []
+    for start, end in segments:
+        steps = int(np.linalg.norm(end - start) // LINE_STEP)
+        for t in np.arange(1, steps) / steps:
+            spot = start + t * (end - start)
+            boxes.append([*(spot - 2), *(spot + 2)])
+    return np.array(boxes, dtype=float).reshape(-1, 4)

@@ -48,6 +48,8 @@ def query_key_scatter(
     t = len(tokens)
     roles = ["query"] * t + ["key"] * t
     domain = _equal_domains(points[:, 0], points[:, 1])
+    query, key, weight = (list(column) for column in zip(*links, strict=True)) if links else ([], [], [])
+    segments = np.stack([points[query], points[[t + j for j in key]]], axis=1).reshape(-1, 2, 2)  # (links, 2, 2)
     dots = pd.DataFrame(
         {
             "x": points[:, 0],
@@ -56,16 +58,15 @@ def query_key_scatter(
             "label": (labels := labels_by_place(points, tokens + tokens, roles, domain[1] - domain[0])),
             "role": roles,
             "position": list(range(t)) * 2,
-            **spot_columns(points, labels, domain, side),
+            **spot_columns(points, labels, domain, side, segments),
         }
     )
-    query, key, weight = (list(column) for column in zip(*links, strict=True)) if links else ([], [], [])
     lines = pd.DataFrame(
         {
-            "x": points[query, 0] if links else [],
-            "y": points[query, 1] if links else [],
-            "x2": points[[t + j for j in key], 0] if links else [],
-            "y2": points[[t + j for j in key], 1] if links else [],
+            "x": segments[:, 0, 0],
+            "y": segments[:, 0, 1],
+            "x2": segments[:, 1, 0],
+            "y2": segments[:, 1, 1],
             "query": [tokens[i] for i in query],
             "key": [tokens[j] for j in key],
             "weight": np.asarray(weight, dtype=float),
@@ -203,20 +204,19 @@ def word_path_map(
     n, s = points.shape[:2]
     sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
     domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
-    stage_labels = [stage.removeprefix("layer ") for stage in stages]
+    # Each stage named once, on the first sentence's path: the paths start together (the word's own row of the
+    # embedding table), so the others' stages follow in the same order, and a label per path wrote "5 5" side by side.
+    labels = [stage.removeprefix("layer ") for stage in stages] + [""] * ((n - 1) * s)  # in the order of the rows below
+    segments = np.stack([points[:, :-1], points[:, 1:]], axis=2).reshape(-1, 2, 2)  # (n·(s − 1), 2, 2): each path's steps
     cells = pd.DataFrame(
         {
             "x": points[..., 0].ravel(),
             "y": points[..., 1].ravel(),
             "sentence": np.asarray(sentences, dtype=object)[sentence_index],
             "stage": np.asarray(stages, dtype=object)[stage_index],
-            "label": (
-                labels := labels_by_place(  # the sentences' first stages often at one place: the word's own row
-                    points.reshape(-1, 2), [stage_labels[i] for i in stage_index], [""] * (n * s), domain[1] - domain[0], False
-                )
-            ),
+            "label": labels,
             "order": stage_index,
-            **spot_columns(points.reshape(-1, 2), labels, domain, side),
+            **spot_columns(points.reshape(-1, 2), labels, domain, side, segments),
         }
     )
     layout = {"domain": tuple(domain), "sentences": tuple(sentences), "legend_side": legend_side, "side": side}
