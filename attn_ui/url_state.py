@@ -276,6 +276,11 @@ def restore(params: Iterable[Param]) -> list[str]:
                 value = param.parse(raw)
             except ValueError as reason:
                 problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}")
+            else:
+                if isinstance(param.parse, Nearest) and float(raw) != value:  # a length or width this view does not offer
+                    problems.append(
+                        f"{param.key} = “{escape_markdown(raw[:40])}”: not offered here, the nearest, {readable(value)}, used"
+                    )
         st.session_state[param.key] = value
     return problems
 
@@ -307,7 +312,9 @@ def _reason(param: Param, raw: str) -> str:
 def report_ignored(problems: list[str]) -> None:
     """The values not understood (``restore``'s answer), if any."""
     if problems:
-        st.warning("Some values were not understood, defaults used instead:\n\n- " + "\n- ".join(problems))
+        st.warning(
+            "Some values were not understood, defaults used instead (or the nearest value offered):\n\n- " + "\n- ".join(problems)
+        )
 
 
 def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from attn_ui import url_state
-from attn_ui.page import MULTI_HEAD, PRESENTER, VIEWS
+from attn_ui.page import COST, MULTI_HEAD, PRESENTER, VIEWS
 from tests.conftest import assert_clean, open_view, texts
 from tests.test_fuzz import PARAMS
 
@@ -70,3 +70,15 @@ def test_the_home_page_names_a_links_unknown_parameters():
     at = open_view(None, foo="1")
     assert_clean(at)
     assert [text for text in texts(at, "warning") if "foo: this view has no setting of that name" in text]
+
+
+def test_a_links_length_the_view_does_not_offer_moves_to_the_nearest_and_says_so():
+    """Cost offers lengths by powers of two: "T_max=99999" draws up to the nearest offered, 131,072, and says so;
+    one offered is taken without a word."""
+    at = open_view(COST.path, T_max="99999")
+    assert_clean(at)
+    (said,) = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    assert "T_max = “99999”: not offered here, the nearest, 131,072, used" in said
+    assert at.session_state["T_max"] == 131_072 and at.query_params["T_max"] == "131072"
+    at = open_view(COST.path, T_max="4096")
+    assert not [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]

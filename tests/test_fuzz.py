@@ -36,6 +36,7 @@ from streamlit.testing.v1 import AppTest
 
 import attn_core.sweep
 from attn_core import tokenize
+from attn_ui import url_state
 from attn_ui.inputs import MARKDOWN_SPECIALS, escape_markdown
 from attn_ui.page import PRESENTER, SECTION_PICKER, VIEWS
 from attn_ui.url_state import Param
@@ -521,6 +522,11 @@ def is_valid(param: Param, raw: str) -> bool:
     return True
 
 
+def is_moved(param: Param, raw: str) -> bool:
+    """Whether a valid value is one the view does not offer, moved to the nearest it does (url_state.Nearest)."""
+    return isinstance(param.parse, url_state.Nearest) and float(raw) != param.parse(raw)
+
+
 def link_value(value) -> str:
     return value[-1] if isinstance(value, tuple) else value
 
@@ -557,9 +563,14 @@ def check_link(at, view: str, query: dict, caplog) -> None:
     check(at, {link_value(v) for v in query.values()}, caplog)
     params = {param.key: param for param in PARAMS[view]}
     invalid = {key for key, value in query.items() if key in params and not is_valid(params[key], link_value(value))}
+    moved = {
+        key for key, value in query.items() if key in params and key not in invalid and is_moved(params[key], link_value(value))
+    }
     shown = [w.value for w in at.warning]
     for key in query:
-        if key in invalid:
+        if key not in params:
+            assert any(f"- {escape_markdown(key[:40])}: this view has no setting" in text for text in shown), (key, shown)
+        elif key in invalid or key in moved:
             assert warned(at, key), f"{key}={link_value(query[key])[:50]!r} is invalid but no warning names it: {shown}"
         else:
             assert not warned(at, key), f"{key}={link_value(query[key])[:50]!r} is valid but reported: {shown}"
