@@ -137,8 +137,8 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     tune_server()
     freeze_loaded_modules()
     lesson_player.follow(view.path)  # may open another view (a lesson's step), ending this run
-    present = st.session_state.get("present")  # the toggle's new value, or on a first run the link's
-    if type(present) is not bool:
+    present = st.session_state.get("present")  # the toggle's new value, or on a first run or after Back the link's
+    if type(present) is not bool or url_state.history_navigation():
         present = url_state.from_link(PRESENT)  # the page's layout is set before restore() reports a bad value
     leaving = st.session_state.get("_presenting") and not present  # the sidebar comes back with the controls
     st.set_page_config(

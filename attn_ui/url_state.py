@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 from torch import Tensor
 
 from attn_ui.inputs import escape_markdown
@@ -255,13 +256,21 @@ def from_link(param: Param) -> Any:
         return param.default
 
 
+def history_navigation() -> bool:
+    """Whether this run follows the browser's Back or Forward button (Streamlit's request for the run says so): the
+    address then holds the values the user went back to, and wins over the controls' live ones."""
+    context = get_script_run_ctx()
+    return context is not None and context.is_history_navigation
+
+
 def restore(params: Iterable[Param]) -> list[str]:
-    """Before the controls: give each control not yet on screen its value from the URL. Returns the values that were
-    not understood, each with its reason (for ``report_ignored``): the link's, and text typed into a box whose
-    parameter refuses it (``Param.typed``: document lengths "3, x")."""
+    """Before the controls: give each control not yet on screen, or every control after Back or Forward, its value
+    from the URL. Returns the values that were not understood, each with its reason (for ``report_ignored``): the
+    link's, and text typed into a box whose parameter refuses it (``Param.typed``: document lengths "3, x")."""
     problems = []
+    navigated = history_navigation()
     for param in params:
-        if param.key in st.session_state:
+        if param.key in st.session_state and not navigated:
             value = st.session_state[param.key]
             if param.typed and not param.accepts(value):
                 problems.append(f"{param.key} = “{escape_markdown(value[:40])}”: {_reason(param, value)}")

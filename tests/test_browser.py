@@ -67,6 +67,47 @@ def test_changing_a_control_updates_the_url(server, browser):
     assert page.locator(EXCEPTION).count() == 0
 
 
+def test_back_and_forward_undo_and_redo_a_control_change(server, browser):
+    """Each change of a control is a step of the browser's history: Back shows the view as it was before it, the
+    control too, and Forward the change again, section and presenter mode alike."""
+    page = visit(browser, f"{server}/Pipeline", viewport=(1280, 720))
+    settle_layout(page)
+    toggle = page.locator("[data-testid='stSidebar'] label").filter(has_text="Divide scores by √d_k")
+    checked = lambda: toggle.locator("input").is_checked()  # noqa: E731
+    assert checked()
+    with rerun(page):
+        toggle.click()
+    page.wait_for_function("() => location.search.includes('scale=off')", timeout=10_000)
+    settle_layout(page)
+    assert not checked()
+    with rerun(page):
+        page.go_back()
+    page.wait_for_function("() => !location.search.includes('scale=off')", timeout=10_000)
+    settle_layout(page)
+    assert checked() and "scale=off" not in page.url
+    with rerun(page):
+        page.go_forward()
+    settle_layout(page)
+    assert not checked() and "scale=off" in page.url and not exception_texts(page)
+    headers = page.locator("[data-testid='stMain'] h2")
+    first = headers.first.inner_text()
+    with rerun(page):
+        page.locator(f"[data-testid='stMain'] .st-key-{SECTION_PICKER}").get_by_role("radio", name="Scores", exact=True).click()
+    settle_layout(page)
+    assert headers.first.inner_text().startswith("4 · Scores")
+    with rerun(page):
+        page.locator("label").filter(has_text="Presenter mode").click()
+    page.wait_for_function("() => location.search.includes('present=on')", timeout=10_000)
+    settle_layout(page)
+    for expected in ("4 · Scores", first):  # presenter mode off again, then the first section
+        with rerun(page):
+            page.go_back()
+        settle_layout(page)
+        assert headers.first.inner_text().startswith(expected) and "present=on" not in page.url
+        assert page.locator("[data-testid='stSidebar']").bounding_box()["x"] >= 0  # the controls back in view
+    assert not checked() and not exception_texts(page)
+
+
 STALE_FILLS = """() => { const here = location.href.split('#')[0];
     return [...document.querySelectorAll("svg [fill^='url(']")].map(e => e.getAttribute('fill'))
         .filter(fill => fill.slice(4, fill.lastIndexOf('#')) !== here); }"""
