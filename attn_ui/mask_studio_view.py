@@ -97,7 +97,10 @@ def studio_section(slides: page.Slides, values: url_state.Values, params: url_st
     seed = values.seed
     with slides.section_controls():
         controls(params)
-    found = composition(values)
+    # A warning about a term's sizes comes and goes in this one slot: one inserted among the section's elements would
+    # move the charts below it, and Streamlit draws a moved chart again from its spec (four charts, 150–250 ms).
+    with st.container():
+        found = composition(values)
     t, size, head = values.studio_t, min(values.studio_block, values.studio_t), values.studio_head
     slide.lead(
         "Compose a mask as FlexAttention does, from mask_mods combined with and, or and not, and a score_mod applied to "

@@ -108,6 +108,30 @@ def test_back_and_forward_undo_and_redo_a_control_change(server, browser):
     assert not checked() and not exception_texts(page)
 
 
+def test_a_warning_about_the_studios_sizes_leaves_its_charts_in_place(server, browser):
+    """Sizes that do not parse are said above the studio's charts, which keep the same data (the defaults): the
+    warning comes in a slot of its own, so the charts stay the elements they were rather than being drawn anew."""
+    page = visit(browser, f"{server}/Masking?slide=7", viewport=(1440, 900))
+    settle_layout(page)
+    charts = page.locator("[data-testid='stMain'] [data-testid='stVegaLiteChart']")
+    assert charts.count() >= 3
+    charts.evaluate_all("(all) => all.forEach((chart) => { chart.dataset.before = 'yes'; })")
+    sizes = page.get_by_role("textbox", name="Mask B: sizes")
+    before = sizes.input_value()
+    with rerun(page):
+        sizes.fill("window=oops")
+        sizes.press("Enter")
+    settle_layout(page)
+    assert "Mask B:" in page.locator("[data-testid='stMain'] [data-testid='stAlertContainer']").first.inner_text()
+    assert charts.evaluate_all("(all) => all.map((chart) => chart.dataset.before)") == ["yes"] * charts.count()
+    with rerun(page):
+        sizes.fill(before)
+        sizes.press("Enter")
+    settle_layout(page)
+    assert charts.evaluate_all("(all) => all.map((chart) => chart.dataset.before)") == ["yes"] * charts.count()
+    assert not exception_texts(page)
+
+
 STALE_FILLS = """() => { const here = location.href.split('#')[0];
     return [...document.querySelectorAll("svg [fill^='url(']")].map(e => e.getAttribute('fill'))
         .filter(fill => fill.slice(4, fill.lastIndexOf('#')) !== here); }"""
