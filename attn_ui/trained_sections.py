@@ -63,12 +63,13 @@ def padded_texts(where: DeltaGenerator, values) -> tuple[str, ...]:
     """The padded batch's sentences, from their box (drawn in ``where``): 2 to MAX_PADDED non-empty lines, each cut
     to MAX_CHARS; the example's where fewer are given, and a note where some are left out."""
     where.text_area("Sentences of different lengths, one per line", key="padded", height=120)
+    note = st.empty()  # the note's own slot: one that came or went would move the charts below it, drawn anew
     lines = [line.strip()[:MAX_CHARS] for line in values.padded.splitlines() if line.strip()]
     if len(lines) < 2:
-        st.info("Write two sentences or more, one per line; the example batch is shown.")
+        note.info("Write two sentences or more, one per line; the example batch is shown.")
         return PADDED_SENTENCES
     if len(lines) > MAX_PADDED:
-        st.info(f"The batch holds the first {MAX_PADDED} sentences.")
+        note.info(f"The batch holds the first {MAX_PADDED} sentences.")
     return tuple(lines[:MAX_PADDED])
 
 
@@ -82,6 +83,7 @@ def compared_sentences(where: DeltaGenerator, values) -> tuple[tuple[tuple[str, 
         height=160,
         help="Pairs of sentences that mean the same, and sentences that do not, embedded at each temperature.",
     )
+    note = st.empty()  # the note's own slot: one that came or went would move the charts below it, drawn anew
     pairs, others = [], []
     for line in (line.strip()[:MAX_CHARS] for line in values.pairs.splitlines()):
         sides = [side.strip() for side in line.split("|")]
@@ -90,7 +92,7 @@ def compared_sentences(where: DeltaGenerator, values) -> tuple[tuple[tuple[str, 
         elif line and "|" not in line:
             others.append(line)
     if len(pairs) < 2:
-        st.info("Write two pairs or more, one per line as “a | b”; the built-in sentences are compared.")
+        note.info("Write two pairs or more, one per line as “a | b”; the built-in sentences are compared.")
         return PARAPHRASE_PAIRS, UNRELATED_SENTENCES
     pairs = pairs[: MAX_COMPARED // 2]
     return tuple(pairs), tuple(others[: MAX_COMPARED - 2 * len(pairs)])

@@ -142,14 +142,17 @@ batch = masked_batch_attention(sentences, custom if kind == CUSTOM else Mask(kin
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
-if empty.all():
-    st.warning("This mask blocks every key for every query: all weights and context vectors are 0, nothing is attended.")
-elif empty.any():
-    n_empty = int(empty.sum())
-    st.info(
-        f"{n_empty} query {'row sees' if n_empty == 1 else 'rows see'} no key at all. attn_core gives "
-        f"{'it' if n_empty == 1 else 'them'} weights 0 and context 0 instead of the NaN a naive softmax would give (section 4)."
-    )
+# In a slot of its own: a note that comes or goes with the mask would move the charts below it, drawn anew.
+with st.container():
+    if empty.all():
+        st.warning("This mask blocks every key for every query: all weights and context vectors are 0, nothing is attended.")
+    elif empty.any():
+        n_empty = int(empty.sum())
+        st.info(
+            f"{n_empty} query {'row sees' if n_empty == 1 else 'rows see'} no key at all. attn_core gives "
+            f"{'it' if n_empty == 1 else 'them'} weights 0 and context 0 instead of the NaN a naive softmax would give "
+            "(section 4)."
+        )
 
 if slides.show(2):
     lead = "At step t, token t may only look at what is already written; the highlighted row is its query."

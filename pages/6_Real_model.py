@@ -134,9 +134,10 @@ if slides.show(1):
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
     head_weights = weights[layer, head]  # (T, T)
     drawn = renormalised(head_weights, shown) if hide else head_weights[shown][:, shown]  # (S, S): the rows shown
+    about_the_head = st.empty()  # a slot: the caption comes and goes with the head, and would move the charts below it
     if slides.part(3) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
         share = previous_token_share(run, layer, head)
-        st.caption(
+        about_the_head.caption(
             f"This view opens on layer {layer}, head {head}, a **previous-token head**: on this sentence it gives each "
             f"token's predecessor {share:.0%} of its attention on average, a clean line just below the diagonal. "
             "It is the easiest pattern to see; most other heads spread their attention or park it on [CLS] and [SEP]."

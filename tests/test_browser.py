@@ -108,26 +108,43 @@ def test_back_and_forward_undo_and_redo_a_control_change(server, browser):
     assert not checked() and not exception_texts(page)
 
 
-def test_a_warning_about_the_studios_sizes_leaves_its_charts_in_place(server, browser):
-    """Sizes that do not parse are said above the studio's charts, which keep the same data (the defaults): the
-    warning comes in a slot of its own, so the charts stay the elements they were rather than being drawn anew."""
-    page = visit(browser, f"{server}/Masking?slide=7", viewport=(1440, 900))
+def change_text(page, label: str, text: str) -> None:
+    """Type ``text`` into the box labelled ``label`` and send it, as Enter (a line) or Ctrl+Enter (an area) does."""
+    box = page.get_by_role("textbox", name=label)
+    box.fill(text)
+    box.press("Control+Enter" if box.evaluate("(e) => e.tagName") == "TEXTAREA" else "Enter")
+
+
+NOTE_CHANGES = {  # a change that brings a note above a section's charts, whose data it leaves as they were
+    "studio sizes": ("Masking?slide=7", lambda page: change_text(page, "Mask B: sizes", "window=oops"), "Mask B:"),
+    "a mask with empty rows": (
+        "Masking?slide=6",
+        lambda page: page.locator("[data-testid='stSidebar'] label").filter(has_text="Padding").first.click(),
+        "no key at all",
+    ),
+    "one padded sentence": (
+        "Real_model?slide=6",
+        lambda page: change_text(page, "Sentences of different lengths, one per line", "One line only"),
+        "Write two sentences or more",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NOTE_CHANGES)
+def test_a_note_that_comes_above_a_sections_charts_leaves_them_in_place(server, browser, case):
+    """Streamlit matches a run's elements to the page's by their place: a note inserted above a section's charts
+    would move them, and each moved chart is drawn anew from its spec. Notes come in slots of their own, so the charts
+    stay the elements they were (a tag put on each is still there after the change)."""
+    path, change, note = NOTE_CHANGES[case]
+    page = visit(browser, f"{server}/{path}", viewport=(1440, 900))
     settle_layout(page)
     charts = page.locator("[data-testid='stMain'] [data-testid='stVegaLiteChart']")
-    assert charts.count() >= 3
+    assert charts.count() >= 2
     charts.evaluate_all("(all) => all.forEach((chart) => { chart.dataset.before = 'yes'; })")
-    sizes = page.get_by_role("textbox", name="Mask B: sizes")
-    before = sizes.input_value()
     with rerun(page):
-        sizes.fill("window=oops")
-        sizes.press("Enter")
+        change(page)
     settle_layout(page)
-    assert "Mask B:" in page.locator("[data-testid='stMain'] [data-testid='stAlertContainer']").first.inner_text()
-    assert charts.evaluate_all("(all) => all.map((chart) => chart.dataset.before)") == ["yes"] * charts.count()
-    with rerun(page):
-        sizes.fill(before)
-        sizes.press("Enter")
-    settle_layout(page)
+    assert note in page.locator("[data-testid='stMain'] [data-testid='stAlertContainer']").first.inner_text()
     assert charts.evaluate_all("(all) => all.map((chart) => chart.dataset.before)") == ["yes"] * charts.count()
     assert not exception_texts(page)
 
