@@ -55,11 +55,14 @@ PAGE_TYPE_PX = 16
 # remount with the same size and notes reports nothing. Streamlit calls the function again whenever ``data`` changes
 # but runs the returned cleanup only when the element goes: each call stops the listeners of the one before (``stop``
 # on its element), else they live on with their old ``known`` and ``wide`` and report again after every redraw (after
-# leaving presenter mode, a second run for every change: twice the redraw time).
+# leaving presenter mode, a second run for every change: twice the redraw time). On a slide it also takes the keyboard
+# from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an input has the
+# focus, and the toggle keeps it in the closed sidebar.
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data, parentElement }) {
   parentElement.stopReports?.();
   const { known, wide, notes } = data;
+  if (notes) document.querySelector(".st-key-present input:focus")?.blur();
   const notesHeight = () => {
     const box = notes && document.querySelector(".st-key-" + notes);
     return box ? Math.round(box.getBoundingClientRect().height) : 0;

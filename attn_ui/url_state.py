@@ -273,7 +273,7 @@ def restore(params: Iterable[Param]) -> list[str]:
         if param.key in st.session_state and not navigated:
             value = st.session_state[param.key]
             if param.typed and not param.accepts(value):
-                problems.append(f"{param.key} = “{escape_markdown(value[:40])}”: {_reason(param, value)}")
+                problems.append(f"{param.key} = “{escape_markdown(value[:40])}”: {_reason(param, value)}; its default is used")
             # Written back even when accepted: Streamlit forgets the value of a control that a run does not draw
             # (one in a section not on screen), and one drawn again would show its first option, not this value.
             st.session_state[param.key] = value if param.accepts(value) else param.default
@@ -284,7 +284,7 @@ def restore(params: Iterable[Param]) -> list[str]:
             try:
                 value = param.parse(raw)
             except ValueError as reason:
-                problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}")
+                problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}; its default is used")
             else:
                 if isinstance(param.parse, Nearest) and float(raw) != value:  # a length or width this view does not offer
                     problems.append(
@@ -321,9 +321,7 @@ def _reason(param: Param, raw: str) -> str:
 def report_ignored(problems: list[str]) -> None:
     """The values not understood (``restore``'s answer), if any."""
     if problems:
-        st.warning(
-            "Some values were not understood, defaults used instead (or the nearest value offered):\n\n- " + "\n- ".join(problems)
-        )
+        st.warning("Some values were not understood:\n\n- " + "\n- ".join(problems))
 
 
 def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:

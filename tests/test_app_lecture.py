@@ -323,6 +323,7 @@ def test_a_links_ignored_values_stay_until_a_control_changes():
     at = open_view(PIPELINE, present="on", slide="1", preset="nonsense", d_model="abc")
     ignored = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
     assert len(ignored) == 1 and "preset = “nonsense”" in ignored[0] and "d_model = “abc”" in ignored[0]
+    assert ignored[0].count("; its default is used") == 2  # each value says what took its place
     at.run()  # the rerun that follows the window's report: no control changed
     assert [text for text in texts(at, "warning") if text.startswith("Some values were not understood")] == ignored
     at.button(key="slide_next").click().run()

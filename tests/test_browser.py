@@ -253,6 +253,22 @@ def test_query_label_follows_the_text(server, browser):
     assert picker.input_value() == "3: black" and not exception_texts(page)
 
 
+def test_right_arrow_steps_the_slides_straight_after_presenter_mode_is_switched_on(server, browser):
+    """The toggle keeps the keyboard's focus in the closed sidebar, where Streamlit's shortcuts ignore keys: the slide
+    takes it, so the presenter's next → goes to step 2."""
+    page = visit(browser, f"{server}/Pipeline", viewport=(1024, 576))
+    settle_layout(page)
+    with rerun(page):
+        page.locator("label").filter(has_text="Presenter mode").click()
+    settle_layout(page)
+    main = page.locator("[data-testid='stMain']")
+    assert "Step 1 of" in main.inner_text()
+    with rerun(page):
+        page.keyboard.press("ArrowRight")
+    settle_layout(page)
+    assert "Step 2 of" in main.inner_text() and not exception_texts(page)
+
+
 def test_leaving_presenter_mode_brings_the_sidebar_back(server, browser):
     """Presenter mode closes the sidebar; switching it off opens it again, with the view's controls."""
     page = visit(browser, f"{server}/Pipeline", viewport=(1280, 720))
