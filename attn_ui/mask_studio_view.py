@@ -13,7 +13,7 @@ from attn_core.masks import block_kinds
 from attn_ui import downloads, page, slide, url_state
 from attn_ui.inputs import escape_markdown
 from attn_ui.mask_tiles import tile_map_block, tile_names
-from attn_ui.steps import METRIC_WIDTH, matrix_step, row
+from attn_ui.steps import METRIC_WIDTH, matrix_step, note_slot, row
 from attn_ui.url_state import Param
 
 HEADS, HEAD_SIZE = 4, 8  # the studio's toy queries and keys: 4 heads (ALiBi's slopes and temperatures differ by head)
@@ -97,9 +97,7 @@ def studio_section(slides: page.Slides, values: url_state.Values, params: url_st
     seed = values.seed
     with slides.section_controls():
         controls(params)
-    # A warning about a term's sizes comes and goes in this one slot: one inserted among the section's elements would
-    # move the charts below it, and Streamlit draws a moved chart again from its spec (four charts, 150–250 ms).
-    with st.container():
+    with note_slot():  # a warning about a term's sizes
         found = composition(values)
     t, size, head = values.studio_t, min(values.studio_block, values.studio_t), values.studio_head
     slide.lead(

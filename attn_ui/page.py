@@ -59,7 +59,7 @@ PAGE_STYLE = (
 )
 # A slide: type large enough for the back of a hall (slide.type_px), the page's margins down to a thin frame,
 # Streamlit's header see-through so that the slide's bar sits beside its buttons, a compact section title, no toolbar
-# over a chart the mouse rests on (it covered the title or caption above the chart), and the notes above the section
+# over a chart the mouse rests on (it would cover the title or caption above the chart), and the notes above the section
 # (Slides) in a caption's type with a thin frame: they keep the charts' room small. On a window larger than
 # slide.DESIGN all of it is magnified (PRESENTER_STYLES).
 PRESENTER_STYLE = (
@@ -137,8 +137,9 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     tune_server()
     freeze_loaded_modules()
     lesson_player.follow(view.path)  # may open another view (a lesson's step), ending this run
+    navigated = url_state.history_navigation()  # Back or Forward: the address holds the values gone back to
     present = st.session_state.get("present")  # the toggle's new value, or on a first run or after Back the link's
-    if type(present) is not bool or url_state.history_navigation():
+    if type(present) is not bool or navigated:
         present = url_state.from_link(PRESENT)  # the page's layout is set before restore() reports a bad value
     leaving = st.session_state.get("_presenting") and not present  # the sidebar comes back with the controls
     st.set_page_config(
@@ -150,14 +151,15 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     st.session_state["_presenting"] = present
     restoring = params + PRESENTER if view != HOME else params
     known = {param.key for param in params + PRESENTER}  # Home's link may name a lesson, which follow() opened
-    ignored = lesson_player.unknown_parameters(known)  # a lesson step's link, its step named
-    if st.session_state.get("_view") != view.path:  # the view's first run: its link as the user opened it
+    in_step = lesson_player.unknown_parameters(known)  # a lesson step just opened: its link's, the step named
+    opened = st.session_state.get("_view") != view.path  # the view's first run: its link as the user opened it
+    if opened:
         for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
             del st.session_state[key]
         st.session_state["_view"] = view.path
-        ignored = ignored or url_state.unknown_in_link(known)
+    in_link = url_state.unknown_in_link(known) if opened or in_step else []  # taken out of the address
     st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
-    ignored = url_state.restore(restoring) + ignored
+    ignored = url_state.restore(restoring, navigated) + (in_step or in_link)
     # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
     # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
     if ignored:
@@ -183,7 +185,7 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
 
 
 def report_ignored() -> None:
-    """The link's values that were not understood, if any, until the user changes a control (setup)."""
+    """The link's values not used as given, if any, until the user changes a control (setup)."""
     url_state.report_ignored(st.session_state.get(IGNORED, []))
 
 

@@ -157,6 +157,14 @@ def formula_lines(room: slide.Room | None, formula: str, shape: str) -> tuple[st
     return formula, shape
 
 
+def note_slot() -> DeltaGenerator:
+    """A place for notes that come and go above a section's charts (a message on an input, a caveat on a setting).
+    Streamlit matches a run's elements to the page's by their place: a note inserted among the section's elements
+    would move the charts below it, and a moved chart is drawn anew from its spec; in a slot of its own it moves
+    nothing, and the charts keep their drawing, updated where only their data change."""
+    return st.container()
+
+
 @contextmanager
 def row(count: int = 1, *, lines_above: int = 2, lines_below: int = 0, aside: int = 0) -> Iterator[Row]:
     """A row of ``count`` blocks (charts with their titles), and ``aside`` pixels for a last block beside them

@@ -26,7 +26,7 @@ from attn_ui.model import (
     sink_summary,
     sweep_summary,
 )
-from attn_ui.steps import chart_block, heatmap_block, row
+from attn_ui.steps import chart_block, heatmap_block, note_slot, row
 from attn_ui.trained_masks import change_blocks, hidden_key_blocks, padding_blocks, sink_blocks
 
 
@@ -63,7 +63,7 @@ def padded_texts(where: DeltaGenerator, values) -> tuple[str, ...]:
     """The padded batch's sentences, from their box (drawn in ``where``): 2 to MAX_PADDED non-empty lines, each cut
     to MAX_CHARS; the example's where fewer are given, and a note where some are left out."""
     where.text_area("Sentences of different lengths, one per line", key="padded", height=120)
-    note = st.empty()  # the note's own slot: one that came or went would move the charts below it, drawn anew
+    note = note_slot()
     lines = [line.strip()[:MAX_CHARS] for line in values.padded.splitlines() if line.strip()]
     if len(lines) < 2:
         note.info("Write two sentences or more, one per line; the example batch is shown.")
@@ -83,7 +83,7 @@ def compared_sentences(where: DeltaGenerator, values) -> tuple[tuple[tuple[str, 
         height=160,
         help="Pairs of sentences that mean the same, and sentences that do not, embedded at each temperature.",
     )
-    note = st.empty()  # the note's own slot: one that came or went would move the charts below it, drawn anew
+    note = note_slot()
     pairs, others = [], []
     for line in (line.strip()[:MAX_CHARS] for line in values.pairs.splitlines()):
         sides = [side.strip() for side in line.split("|")]

@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 from torch import Tensor
 
 from attn_ui.inputs import escape_markdown
@@ -178,6 +178,10 @@ class Nearest:
         value = Number(min(self.options), max(self.options))(raw)
         return min(self.options, key=lambda option: abs(math.log(option / value)))
 
+    def moves(self, raw: str) -> bool:
+        """Whether a value it accepts is not one of ``options``, and so moves to the nearest ("3" → 3.2)."""
+        return float(raw) != self(raw)
+
 
 def mask_grid(max_size: int) -> Callable[[str], str]:
     """A custom attention mask as ``mask_to_text`` writes it, at most ``max_size`` × ``max_size``."""
@@ -259,16 +263,16 @@ def from_link(param: Param) -> Any:
 def history_navigation() -> bool:
     """Whether this run follows the browser's Back or Forward button (Streamlit's request for the run says so): the
     address then holds the values the user went back to, and wins over the controls' live ones."""
-    context = get_script_run_ctx()
+    context = get_script_run_ctx(suppress_warning=True)
     return context is not None and context.is_history_navigation
 
 
-def restore(params: Iterable[Param]) -> list[str]:
-    """Before the controls: give each control not yet on screen, or every control after Back or Forward, its value
-    from the URL. Returns the values that were not understood, each with its reason (for ``report_ignored``): the
-    link's, and text typed into a box whose parameter refuses it (``Param.typed``: document lengths "3, x")."""
+def restore(params: Iterable[Param], navigated: bool) -> list[str]:
+    """Before the controls: give each control not yet on screen, or every control after Back or Forward
+    (``navigated``: history_navigation), its value from the URL. Returns the values not used as given, each with its
+    reason (for ``report_ignored``): the link's, and text typed into a box whose parameter refuses it (``Param.typed``:
+    document lengths "3, x")."""
     problems = []
-    navigated = history_navigation()
     for param in params:
         if param.key in st.session_state and not navigated:
             value = st.session_state[param.key]
@@ -286,7 +290,7 @@ def restore(params: Iterable[Param]) -> list[str]:
             except ValueError as reason:
                 problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}; its default is used")
             else:
-                if isinstance(param.parse, Nearest) and float(raw) != value:  # a length or width this view does not offer
+                if isinstance(param.parse, Nearest) and param.parse.moves(raw):
                     problems.append(
                         f"{param.key} = “{escape_markdown(raw[:40])}”: not offered here, the nearest, {readable(value)}, used"
                     )
@@ -305,7 +309,8 @@ def unknown_in_link(known: Iterable[str]) -> list[str]:
             continue
         close = difflib.get_close_matches(key.lower(), known, n=1)
         guess = f" (did you mean “{close[0]}”?)" if close else ""
-        problems.append(f"{escape_markdown(key[:40])}: this view has no setting of that name{guess}")
+        name = key[:40] + ("…" if len(key) > 40 else "")
+        problems.append(f"“{escape_markdown(name)}”: this view has no setting of that name{guess}")
         st.query_params.pop(key)
     return problems
 
@@ -319,9 +324,9 @@ def _reason(param: Param, raw: str) -> str:
 
 
 def report_ignored(problems: list[str]) -> None:
-    """The values not understood (``restore``'s answer), if any."""
+    """The values not used as given (``restore``'s answer), if any."""
     if problems:
-        st.warning("Some values were not understood:\n\n- " + "\n- ".join(problems))
+        st.warning("Some values were not used as given:\n\n- " + "\n- ".join(problems))
 
 
 def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:

@@ -22,7 +22,7 @@ from attn_ui.inputs import SENTENCE_SEPARATOR, escape_markdown, sentences_from_t
 from attn_ui.mask_grid import GRID, current_mask, mask_grid
 from attn_ui.masking_sections import conventions_section, empty_row_section
 from attn_ui.play import current_step, step_controls
-from attn_ui.steps import as_text, bar_block, dataframe, matrix_step, row, score_steps, table
+from attn_ui.steps import as_text, bar_block, dataframe, matrix_step, note_slot, row, score_steps, table
 from attn_ui.url_state import Param
 
 MAX_SENTENCES = 4
@@ -142,8 +142,7 @@ batch = masked_batch_attention(sentences, custom if kind == CUSTOM else Mask(kin
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
-# In a slot of its own: a note that comes or goes with the mask would move the charts below it, drawn anew.
-with st.container():
+with note_slot():  # a note on rows that see no key, which comes and goes with the mask
     if empty.all():
         st.warning("This mask blocks every key for every query: all weights and context vectors are 0, nothing is attended.")
     elif empty.any():

@@ -37,7 +37,7 @@ from attn_ui.model import (
     forward,
     load_model,
 )
-from attn_ui.steps import bar_block, heatmap_block, row, thumbnails_size
+from attn_ui.steps import bar_block, heatmap_block, note_slot, row, thumbnails_size
 from attn_ui.trained_sections import SINK_TOKENS, TAUS, padding_section, sinks_section, temperature_section
 from attn_ui.url_state import Param
 from attn_ui.word_sections import coreference_section, embeddings_section
@@ -134,7 +134,7 @@ if slides.show(1):
         token = st.selectbox("Attention from token", shown, format_func=lambda i: f"{i}: {tokens[i]}", key="token", width=280)
     head_weights = weights[layer, head]  # (T, T)
     drawn = renormalised(head_weights, shown) if hide else head_weights[shown][:, shown]  # (S, S): the rows shown
-    about_the_head = st.empty()  # a slot: the caption comes and goes with the head, and would move the charts below it
+    about_the_head = note_slot()  # a caption on the default head, which comes and goes with the head
     if slides.part(3) and (layer, head) == (DEFAULT_LAYER, DEFAULT_HEAD):  # on a slide, with the head's numbers
         share = previous_token_share(run, layer, head)
         about_the_head.caption(

@@ -321,14 +321,14 @@ def test_a_links_ignored_values_stay_until_a_control_changes():
     """A slide's window reports its size (and its notes' height) right after opening, which reruns the view: the
     link's ignored values are still said then, and go once the user changes a control."""
     at = open_view(PIPELINE, present="on", slide="1", preset="nonsense", d_model="abc")
-    ignored = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    ignored = [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
     assert len(ignored) == 1 and "preset = “nonsense”" in ignored[0] and "d_model = “abc”" in ignored[0]
     assert ignored[0].count("; its default is used") == 2  # each value says what took its place
     at.run()  # the rerun that follows the window's report: no control changed
-    assert [text for text in texts(at, "warning") if text.startswith("Some values were not understood")] == ignored
+    assert [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")] == ignored
     at.button(key="slide_next").click().run()
     assert_clean(at)
-    assert not [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    assert not [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
 
 
 def test_presenter_link_opens_at_its_slide_and_clamps_past_the_end():

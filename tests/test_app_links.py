@@ -38,7 +38,7 @@ def test_a_shared_link_opens_its_view_with_its_settings(link):
     query = dict(parse_qsl(address.query))
     at = open_view(view.path, **query)
     assert_clean(at)
-    assert not [text for text in texts(at, "warning") if "values were not understood" in text]
+    assert not [text for text in texts(at, "warning") if "values were not used as given" in text]
     params = {param.key: param for param in PARAMS[view.path] + PRESENTER}
     for key, raw in query.items():
         assert params[key].format(at.session_state[key]) == raw, key
@@ -57,19 +57,19 @@ def test_a_links_unknown_parameters_are_named_with_a_guess_taken_out_of_the_addr
     drops it from the address a user copies and draws with its defaults (4 heads); a campaign's tags are left alone."""
     at = open_view(MULTI_HEAD.path, Heads="8", zzz="<b>1</b>", utm_source="newsletter")
     assert_clean(at)
-    (ignored,) = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
-    assert "Heads: this view has no setting of that name (did you mean “heads”?)" in ignored
-    assert "zzz: this view has no setting of that name\n" in ignored + "\n" and "utm_source" not in ignored
+    (ignored,) = [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
+    assert "“Heads”: this view has no setting of that name (did you mean “heads”?)" in ignored
+    assert "“zzz”: this view has no setting of that name\n" in ignored + "\n" and "utm_source" not in ignored
     assert "Heads" not in at.query_params and "zzz" not in at.query_params
     assert at.query_params["utm_source"] == "newsletter" and at.session_state["heads"] == 4
     at.run()  # a rerun, no control changed: still said
-    assert [text for text in texts(at, "warning") if text.startswith("Some values were not understood")] == [ignored]
+    assert [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")] == [ignored]
 
 
 def test_the_home_page_names_a_links_unknown_parameters():
     at = open_view(None, foo="1")
     assert_clean(at)
-    assert [text for text in texts(at, "warning") if "foo: this view has no setting of that name" in text]
+    assert [text for text in texts(at, "warning") if "“foo”: this view has no setting of that name" in text]
 
 
 def test_a_links_length_the_view_does_not_offer_moves_to_the_nearest_and_says_so():
@@ -77,8 +77,8 @@ def test_a_links_length_the_view_does_not_offer_moves_to_the_nearest_and_says_so
     one offered is taken without a word."""
     at = open_view(COST.path, T_max="99999")
     assert_clean(at)
-    (said,) = [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    (said,) = [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
     assert "T_max = “99999”: not offered here, the nearest, 131,072, used" in said
     assert at.session_state["T_max"] == 131_072 and at.query_params["T_max"] == "131072"
     at = open_view(COST.path, T_max="4096")
-    assert not [text for text in texts(at, "warning") if text.startswith("Some values were not understood")]
+    assert not [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]

@@ -62,7 +62,7 @@ def assert_fits_with_its_note(slide: dict, note: str) -> None:
 @pytest.mark.parametrize(
     ("view", "query", "note"),
     [
-        (PIPELINE, {"preset": "nonsense", "d_model": "abc"}, "Some values were not understood"),
+        (PIPELINE, {"preset": "nonsense", "d_model": "abc"}, "Some values were not used as given"),
         (REAL_MODEL, {"text": "🙂 cats purr"}, "[UNK] stands for characters"),
     ],
     ids=["ignored link values", "unknown characters"],
@@ -105,7 +105,7 @@ def test_the_charts_regrow_when_the_note_goes(server, browser):
     try:
         wait_until_quiet(page)
         under_note = measured(page)
-        assert_fits_with_its_note(under_note, "Some values were not understood")
+        assert_fits_with_its_note(under_note, "Some values were not used as given")
         for button, step in (("next", 2), ("previous", 1)):
             # Each click waits for the app to be quiet: leaving the note's slide reruns once more for the note's
             # height, and that rerun redraws the bar under a click made meanwhile.

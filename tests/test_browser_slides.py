@@ -191,7 +191,6 @@ def test_the_slide_bar_answers_the_mouse(server, browser, viewport):
             page.locator(".st-key-slide_next button").click(timeout=5_000)
         assert "Step 2 of" in page.locator("[data-testid='stMain']").inner_text()
         page.locator("[data-testid='stVegaLiteChart']").first.hover()  # its toolbar would cover the caption above it
-        page.wait_for_timeout(300)
         assert not [box for box in page.locator("[data-testid='stElementToolbar']").all() if box.is_visible()]
         page.locator(".st-key-slide_bar button").filter(has_text="Controls").click(timeout=5_000)
         page.get_by_text("Sentence", exact=True).wait_for(timeout=5_000)  # the popover holds the view's controls

@@ -438,6 +438,14 @@ def test_a_map_label_goes_where_it_covers_no_line():
     assert not [(x, y) for x, y in line_px if left <= x <= right and top <= y <= bottom]
 
 
+def test_a_map_with_a_point_off_it_still_places_its_labels():
+    """A point that is not a number (a degenerate projection) has no line to keep clear of, and raises nothing."""
+    points = np.array([[10.0, 10.0], [np.nan, 20.0], [30.0, 30.0]])
+    lines = np.stack([points[:-1], points[1:]], axis=1)  # (2, 2, 2), both touching the NaN point
+    spots = charts.label_spots(points, ["a", "b", "c"], [0.0, 100.0], 200, lines)
+    assert len(spots) == 3 and all(spot in charts.LABEL_SPOTS for spot in spots)
+
+
 def test_the_query_key_map_writes_each_label_at_its_spot():
     """The spots go into the map's data, and its text layer reads each label's offsets and side from its row."""
     points = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 1.0], [-1.0, 1.0]])  # two queries, then two keys

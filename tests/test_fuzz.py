@@ -522,9 +522,10 @@ def is_valid(param: Param, raw: str) -> bool:
     return True
 
 
-def is_moved(param: Param, raw: str) -> bool:
-    """Whether a valid value is one the view does not offer, moved to the nearest it does (url_state.Nearest)."""
-    return isinstance(param.parse, url_state.Nearest) and float(raw) != param.parse(raw)
+def moves(param: Param, raw: str) -> bool:
+    """Whether a valid value is one the view does not offer, moved to the nearest it does, as 3 (not a d_k) to 4:
+    judged on the parser's options, not by the check the app makes (url_state.Nearest.moves)."""
+    return isinstance(param.parse, url_state.Nearest) and float(raw) not in param.parse.options
 
 
 def link_value(value) -> str:
@@ -564,12 +565,13 @@ def check_link(at, view: str, query: dict, caplog) -> None:
     params = {param.key: param for param in PARAMS[view]}
     invalid = {key for key, value in query.items() if key in params and not is_valid(params[key], link_value(value))}
     moved = {
-        key for key, value in query.items() if key in params and key not in invalid and is_moved(params[key], link_value(value))
+        key for key, value in query.items() if key in params and key not in invalid and moves(params[key], link_value(value))
     }
     shown = [w.value for w in at.warning]
     for key in query:
         if key not in params:
-            assert any(f"- {escape_markdown(key[:40])}: this view has no setting" in text for text in shown), (key, shown)
+            name = escape_markdown(key[:40] + ("…" if len(key) > 40 else ""))
+            assert any(f"- “{name}”: this view has no setting" in text for text in shown), (key, shown)
         elif key in invalid or key in moved:
             assert warned(at, key), f"{key}={link_value(query[key])[:50]!r} is invalid but no warning names it: {shown}"
         else:

@@ -96,7 +96,7 @@ def _line_boxes(segments: np.ndarray) -> np.ndarray:
     """Small boxes every LINE_STEP pixels along each segment (m, 2, 2) in pixels, their ends left out (a point's own box
     covers them): what a label placed over the line would hide of it. (k, 4)."""
     boxes = []
-    for start, end in segments:
+    for start, end in segments[np.isfinite(segments).all(axis=(1, 2))]:  # a point off the map has no line to keep clear
         steps = int(np.linalg.norm(end - start) // LINE_STEP)
         for t in np.arange(1, steps) / steps:
             spot = start + t * (end - start)

@@ -205,7 +205,8 @@ def word_path_map(
     sentence_index, stage_index = np.indices((n, s)).reshape(2, -1)  # (n·s,) each, row-major
     domain = _equal_domains(points[..., 0].ravel(), points[..., 1].ravel())
     # Each stage named once, on the first sentence's path: the paths start together (the word's own row of the
-    # embedding table), so the others' stages follow in the same order, and a label per path wrote "5 5" side by side.
+    # embedding table), so the others' stages follow in the same order, and labels on every path would stand side by
+    # side where the paths run close ("5 5").
     labels = [stage.removeprefix("layer ") for stage in stages] + [""] * ((n - 1) * s)  # in the order of the rows below
     segments = np.stack([points[:, :-1], points[:, 1:]], axis=2).reshape(-1, 2, 2)  # (n·(s − 1), 2, 2): each path's steps
     cells = pd.DataFrame(
