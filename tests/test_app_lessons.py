@@ -51,7 +51,7 @@ def assert_at_step(at, lesson: lessons.Lesson, number: int) -> None:
     assert at.session_state["_view"] == PAGES[step.view] and at.session_state["present"] is True, step
     assert {key: on_screen.query[key] for key in step.query} == step.query, step
     assert f"**{lesson.title}** · step {number} of {len(lesson.steps)}" in shown(bar(at))
-    assert not any("not understood" in text for text in texts(at, "warning")), texts(at, "warning")
+    assert not any("not used as given" in text for text in texts(at, "warning")), texts(at, "warning")
 
 
 @pytest.mark.parametrize("start", [None, "pages/4_Multi_head.py"], ids=["home", "another view"])

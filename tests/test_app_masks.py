@@ -198,7 +198,7 @@ def test_document_lengths_typed_wrong_are_reported_and_replaced():
     assert at.text_input(key="documents").value == "3,3"  # and the default drawn
     at.text_input(key="documents").input("2,4").run()
     assert_clean(at)
-    assert not [text for text in texts(at, "warning") if "not understood" in text]  # gone once a value is understood
+    assert not [text for text in texts(at, "warning") if "not used as given" in text]  # gone once a value is understood
     assert [torch.equal(m.bool(), by_definition("documents", T, [2, 4], 0, 1, 0)) for m in heatmap_values(at, T, T)] == [True]
 
 

@@ -96,7 +96,7 @@ def test_changing_the_head_count_keeps_the_chosen_head_in_range():
         ({"text": "word " * 1000}, "1,000 tokens"),
         ({"text": "🙂 漢字 مرحبا\u200b ñ"}, None),
         ({"d_model": "1", "heads": "1"}, None),
-        ({"heads": "17", "d_model": "abc"}, "not understood"),
+        ({"heads": "17", "d_model": "abc"}, "not used as given"),
     ],
     ids=["empty", "huge", "odd-unicode", "width-1", "bad-link"],
 )
