@@ -142,10 +142,13 @@ batch = masked_batch_attention(sentences, custom if kind == CUSTOM else Mask(kin
 steps = batch.steps
 mask = batch.mask.expand_as(steps.weights)  # (B, T, T)
 empty = steps.empty_rows  # (B, T)
-with note_slot():  # a note on rows that see no key, which comes and goes with the mask
-    if empty.all():
+# A note on rows that see no key, which comes and goes with the mask, where the batch is shown under the sidebar's
+# mask: not above the model masks and the studio, which make masks of their own.
+on_the_batch = slides.current in (page.ALL_SECTIONS, 1, 2, 3, 4, 5)
+with note_slot():
+    if on_the_batch and empty.all():
         st.warning("This mask blocks every key for every query: all weights and context vectors are 0, nothing is attended.")
-    elif empty.any():
+    elif on_the_batch and empty.any():
         n_empty = int(empty.sum())
         st.info(
             f"{n_empty} query {'row sees' if n_empty == 1 else 'rows see'} no key at all. attn_core gives "

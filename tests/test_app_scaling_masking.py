@@ -392,3 +392,12 @@ def test_slides_say_in_their_text_or_titles_what_a_page_writes_beside_or_under_i
     assert_clean(at)
     n = len(tokenize(DEFAULT_SENTENCE))
     assert f"Entropy of each row\nuniform over {n} keys: log {n} = {math.log(n):.3f} nats; one-hot: 0" in chart_headings(at)
+
+
+def test_the_note_on_rows_that_see_no_key_stays_with_the_sections_of_the_batch():
+    """The padded batch under the sidebar's mask has rows that see nothing: said above the batch's sections, not above
+    the model masks and the studio, which make masks of their own."""
+    for slide, said in (("1", True), ("4", True), ("all", True), ("6", False), ("7", False)):
+        at = open_view(MASKING, mask="padding", slide=slide)
+        assert_clean(at)
+        assert any("see no key at all" in message for message in texts(at, "info")) is said, slide

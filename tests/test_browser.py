@@ -118,7 +118,7 @@ def change_text(page, label: str, text: str) -> None:
 NOTE_CHANGES = {  # a change that brings a note above a section's charts, whose data it leaves as they were
     "studio sizes": ("Masking?slide=7", lambda page: change_text(page, "Mask B: sizes", "window=oops"), "Mask B:"),
     "a mask with empty rows": (
-        "Masking?slide=6",
+        "Masking?slide=5",
         lambda page: page.locator("[data-testid='stSidebar'] label").filter(has_text="Padding").first.click(),
         "no key at all",
     ),
