@@ -1,6 +1,6 @@
 """The least a page with one chart costs in a multipage Streamlit app: a title, a paragraph, a 6 x 6 heatmap and the
-seed of its values, no app code but the server's sockets set as the views set them (``attn_ui.tcp``: any app can), as
-the app's root page (/) and as a second page at its own address (/chart).
+seed of its values, no app code but the server's sockets set and its modules frozen for the garbage collector as the
+views do (any app can), as the app's root page (/) and as a second page at its own address (/chart).
 
 ``bench_interactions`` times the first render of both in a new tab beside the views', and the redraw after a change
 of the seed (new values in the same chart, as most of the views' controls bring) beside the views' redraws, on the
@@ -8,6 +8,8 @@ same machine in the same run: what no change to the app can take away, and how f
 a page's own address, and there Streamlit's frontend first looks for the server under that path
 (/chart/_stcore/health), fails, and tries the root 100 ms later (streamlit/streamlit#7074).
 """
+
+import gc
 
 import numpy as np
 import pandas as pd
@@ -18,7 +20,16 @@ from attn_ui import tcp
 tcp.no_delay_on_tcp_sockets()
 
 
+@st.cache_resource
+def freeze_loaded_modules() -> None:
+    """What the views do (attn_ui.page.freeze_loaded_modules), once here, as this page loads no modules later: Streamlit
+    collects garbage after every run (its runner.postScriptGC), a full pass over every object the collector tracks,
+    and without the freeze that pass over numpy's, pandas' and Streamlit's objects is most of this page's redraw."""
+    gc.freeze()
+
+
 def one_chart() -> None:
+    freeze_loaded_modules()
     st.title("One chart")
     st.markdown("A 6 × 6 heatmap.")
     seed = st.number_input("Seed", 0, 1000, 0)
