@@ -42,8 +42,7 @@ PRESENTER = (
 )
 # Presenter mode, the window's size, the lesson being played and the answers to its exercises, from one view to the next
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY, *lesson_player.KEPT, exercises.ANSWERS)
-IGNORED = "_ignored"  # session-state key: the link's ignored values, each with its reason (url_state.restore)
-PUBLISHED = "_published"  # session-state key: the values of the view's controls at the end of the last run
+REPORT = "_report"  # session-state key, for one run: the place of the link's report, above the sections (Slides)
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
 # Both modes: the charts' theme, and out of sight the window's size (and on a slide, a clicker's keys). Streamlit
 # writes a primary button's label (Next, Train, Check) in white, 2.4:1 on the dark theme's light blue primary colour
@@ -162,10 +161,11 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     ignored = url_state.restore(restoring, navigated) + (in_step or in_link)
     # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
     # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
-    if ignored:
-        st.session_state[IGNORED], st.session_state[PUBLISHED] = ignored, _values(restoring)
-    elif _values(restoring) != st.session_state.get(PUBLISHED):
-        st.session_state.pop(IGNORED, None)
+    if ignored or opened:
+        st.session_state[url_state.IGNORED], st.session_state[url_state.PUBLISHED] = ignored, _values(restoring)
+    elif _values(restoring) != st.session_state.get(url_state.PUBLISHED):
+        st.session_state.pop(url_state.IGNORED, None)
+        st.session_state.pop(url_state.LINKED, None)  # a value the user changed is no longer the link's
     with st.sidebar:
         st.markdown("**Attention Explorer**")
         for item in (HOME, *VIEWS):
@@ -186,20 +186,26 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
 
 def report_ignored() -> None:
     """The link's values not used as given, if any, until the user changes a control (setup)."""
-    url_state.report_ignored(st.session_state.get(IGNORED, []))
+    url_state.report_ignored(st.session_state.get(url_state.IGNORED, []))
 
 
 def publish(params: tuple[Param, ...]) -> None:
-    """Call last: the view's controls, and the presenter's mode and slide, written to the URL and the view's link."""
+    """Call last: the link's report, in the place Slides kept for it (the sections have checked the values that
+    depend on others: url_state.keep_in); the view's controls, and the presenter's mode and slide, written to the URL
+    and the view's link."""
+    report: DeltaGenerator | None = st.session_state.pop(REPORT, None)
+    if report is not None:
+        with report:
+            report_ignored()
     exercises.finish()  # a lesson step's question, asked about what the section drew
     url_state.publish(params + PRESENTER)
     downloads.share(params + PRESENTER)
-    st.session_state[PUBLISHED] = _values(params + PRESENTER)
+    st.session_state[url_state.PUBLISHED] = _values(params + PRESENTER)
 
 
-def _values(params: tuple[Param, ...]) -> tuple:
+def _values(params: tuple[Param, ...]) -> dict:
     """The controls' values now, to tell whether the user changed one since the last run."""
-    return tuple(st.session_state.get(param.key) for param in params)
+    return {param.key: st.session_state.get(param.key) for param in params}
 
 
 @dataclass(frozen=True)
@@ -231,10 +237,9 @@ class Slides:
         last = len(sections)
         numbers = range(1, last + 1) if slide.presenting() else range(ALL_SECTIONS, last + 1)
         slide_number = st.session_state.get("slide")
-        if type(slide_number) is int and slide_number > last:  # a link's, or a lesson step's
-            beyond = f"slide = {slide_number}: this view has {last} sections"
-            st.session_state[IGNORED] = [*st.session_state.get(IGNORED, []), beyond]
-        url_state.keep_in("slide", numbers, min(slide_number, last) if type(slide_number) is int and slide_number > 0 else 1)
+        nearest = min(slide_number, last) if type(slide_number) is int and slide_number > 0 else 1
+        why = "a slide shows one section" if slide_number == ALL_SECTIONS else f"this view has {last} sections"
+        url_state.keep_in("slide", numbers, nearest, why=why)
         self.current = st.session_state["slide"]
         parts = sections[self.current - 1].parts if slide.presenting() else 1
         self.open_part = url_state.keep_in("part", range(1, parts + 1), 1)
@@ -256,7 +261,7 @@ class Slides:
         # redraws the section. On a slide the browser reports its height, which the charts leave it (attn_ui.slide).
         self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()
-        report_ignored()
+        st.session_state[REPORT] = st.empty()  # filled by publish
         if slide.presenting():
             lesson_player.problem_of_step()
             exercises.report_score()

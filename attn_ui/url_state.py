@@ -22,6 +22,10 @@ from torch import Tensor
 from attn_ui.inputs import escape_markdown
 
 MAX_URL_VALUE = 2000  # characters; longer values are not put in the link
+# Session-state keys of a link's report, kept until the user changes a control (attn_ui.page.setup):
+IGNORED = "_ignored"  # the link's values not used as given, each with its reason
+LINKED = "_linked"  # {key: the link's text} of the values the link gave (restore), a dependent one checked by keep_in
+PUBLISHED = "_published"  # {key: value} of the view's controls as the last run left them
 
 
 @dataclass(frozen=True)
@@ -272,7 +276,7 @@ def restore(params: Iterable[Param], navigated: bool) -> list[str]:
     (``navigated``: history_navigation), its value from the URL. Returns the values not used as given, each with its
     reason (for ``report_ignored``): the link's, and text typed into a box whose parameter refuses it (``Param.typed``:
     document lengths "3, x")."""
-    problems = []
+    problems, linked = [], {}
     for param in params:
         if param.key in st.session_state and not navigated:
             value = st.session_state[param.key]
@@ -290,11 +294,14 @@ def restore(params: Iterable[Param], navigated: bool) -> list[str]:
             except ValueError as reason:
                 problems.append(f"{param.key} = “{escape_markdown(raw[:40])}”: {reason}; its default is used")
             else:
+                linked[param.key] = raw
                 if isinstance(param.parse, Nearest) and param.parse.moves(raw):
                     problems.append(
                         f"{param.key} = “{escape_markdown(raw[:40])}”: not offered here, the nearest, {readable(value)}, used"
                     )
         st.session_state[param.key] = value
+    if linked:
+        st.session_state[LINKED] = linked
     return problems
 
 
@@ -329,12 +336,20 @@ def report_ignored(problems: list[str]) -> None:
         st.warning("Some values were not used as given:\n\n- " + "\n- ".join(problems))
 
 
-def keep_in(key: str, options: Sequence[Any], fallback: Any) -> Any:
+def keep_in(key: str, options: Sequence[Any], fallback: Any, why: str = "not offered with the other settings") -> Any:
     """Before a control whose options depend on other controls (a token of the text, one of h heads):
-    a value that is no longer one of ``options`` (or not even of their type) becomes ``fallback``."""
+    a value that is no longer one of ``options`` (or not even of their type) becomes ``fallback``. Where that value
+    is a link's (``restore``), the link's report says so, with ``why`` and the value used."""
     value = st.session_state.get(key)
     if not any(type(value) is type(option) and value == option for option in options):
         value = fallback
+        raw = st.session_state.get(LINKED, {}).pop(key, None)
+        if raw is not None:
+            shown = readable(value) if type(value) in (int, float) else f"“{escape_markdown(str(value)[:40])}”"
+            problem = f"{key} = “{escape_markdown(raw[:40])}”: {why}; {shown} used"
+            st.session_state[IGNORED] = [*st.session_state.get(IGNORED, []), problem]
+            # The app's change, not the user's: the report stays (attn_ui.page.setup compares with these values).
+            st.session_state.get(PUBLISHED, {})[key] = value
     # Written back even when unchanged: the widget then sends the browser its label anew, so a label that changed
     # with the text ("3: cats" -> "3: black") is shown at once, and is not sent back stale at the next change.
     st.session_state[key] = value

@@ -145,7 +145,7 @@ def test_a_lesson_with_bad_steps_reports_each_and_plays_the_others(tmp_path, mon
     assert_clean(at)
     warning = " ".join(texts(at, "warning"))
     assert at.session_state["_view"] == "pages/2_Scaling.py" and "step 3 of 4" in bar(at)
-    assert "temperatur: step 3" in warning and "slide = 42: this view has" in warning
+    assert "temperatur: step 3" in warning and "slide = “42”: this view has" in warning
     assert warning.count("temperatur") == 1 and "temperatur" not in at.query_params  # said once, out of the address
     click(at, "slide_next")
     assert_at_step(at, lesson, 4)

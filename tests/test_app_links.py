@@ -82,3 +82,38 @@ def test_a_links_length_the_view_does_not_offer_moves_to_the_nearest_and_says_so
     assert at.session_state["T_max"] == 131_072 and at.query_params["T_max"] == "131072"
     at = open_view(COST.path, T_max="4096")
     assert not [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
+
+
+def warned_values(at) -> list[str]:
+    return [text for text in texts(at, "warning") if text.startswith("Some values were not used as given")]
+
+
+def test_a_links_value_the_other_settings_do_not_offer_is_moved_and_said_until_a_control_changes():
+    """ "query=5" asks for the sixth token of a two-word sentence: the section that draws the query takes its last word
+    and says so, with the reason, on every run until the user changes a control; a query the sentence has is kept
+    without a word, and the same fallback after the user's own change of the sentence is not the link's to report."""
+    pipeline = next(view for view in VIEWS if view.url_path == "Pipeline")
+    at = open_view(pipeline.path, text="cats sleep", query="5", slide="6")
+    assert_clean(at)
+    (said,) = warned_values(at)
+    assert "query = “5”: the sentence has 2 tokens (0 to 1); 1 used" in said
+    assert at.session_state["query"] == 1 and at.query_params["query"] == "1"
+    at.run()  # the rerun that follows the window's report of its size: no control changed
+    assert warned_values(at) == [said]
+    at.text_area(key="text").set_value("cats sleep all day").run()
+    assert_clean(at)
+    assert not warned_values(at) and at.session_state["query"] == 1  # the user's change: the query stays
+
+    at = open_view(pipeline.path, text="cats sleep", query="0", slide="6")
+    assert not warned_values(at) and at.session_state["query"] == 0
+    at = open_view(pipeline.path, text="cats sleep all day", query="3", slide="6")  # the user's sentence, shortened
+    at.text_area(key="text").set_value("cats sleep").run()
+    assert_clean(at)
+    assert not warned_values(at) and at.session_state["query"] == 1
+
+
+def test_a_links_head_beyond_its_head_count_is_moved_and_said():
+    at = open_view(MULTI_HEAD.path, heads="2", head="5", slide="3")
+    assert_clean(at)
+    (said,) = warned_values(at)
+    assert "head = “5”: there are 2 heads (0 to 1); 1 used" in said and at.session_state["head"] == 1
