@@ -253,6 +253,23 @@ def test_the_numbers_pages_are_compared_with_do_not_depend_on_the_thread_count()
         torch.testing.assert_close(one, two, atol=5e-7, rtol=0)
 
 
+PRELOAD = """
+import gc
+from attn_ui import startup
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "stop" else None)
+startup.preload()
+print(passes == [], gc.isenabled(), gc.get_freeze_count() > 100_000)
+"""
+
+
+def test_the_servers_preload_runs_no_collection_and_freezes_what_it_loaded():
+    """The views' libraries load with the collector off (each pass over the pile of new objects cost a sixth of the
+    import) and end out of its sight; the collector is on again after."""
+    result = subprocess.run([sys.executable, "-c", PRELOAD], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True"] * 3
+
+
 def test_the_server_imports_the_views_libraries_before_anyone_visits():
     """``streamlit run streamlit_app.py`` serves the ``st.App`` in it, whose start imports torch and pandas (attn_ui.startup)
     while no browser has connected: the first visitor's page does not wait for them."""
