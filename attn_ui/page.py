@@ -42,7 +42,7 @@ PRESENTER = (
 )
 # Presenter mode, the window's size, the lesson being played and the answers to its exercises, from one view to the next
 KEPT_ACROSS_VIEWS = ("present", slide.VIEWPORT_KEY, *lesson_player.KEPT, exercises.ANSWERS)
-REPORT = "_report"  # session-state key, for one run: the place of the link's report, above the sections (Slides)
+REPORT = "_report"  # session-state key, for one run: where the link's report goes, above the sections (Slides)
 SECTION_PICKER = "_section"  # session-state key of the sections' picker (PRESENTER_STYLE hides it by its class)
 # Both modes: the charts' theme, and out of sight the window's size (and on a slide, a clicker's keys). Streamlit
 # writes a primary button's label (Next, Train, Check) in white, 2.4:1 on the dark theme's light blue primary colour
@@ -261,7 +261,7 @@ class Slides:
         # redraws the section. On a slide the browser reports its height, which the charts leave it (attn_ui.slide).
         self._above = st.container(key=slide.NOTES_CONTAINER)
         self._above.__enter__()
-        st.session_state[REPORT] = st.empty()  # filled by publish
+        st.session_state[REPORT] = self._above  # the link's report, at the end of the run (publish)
         if slide.presenting():
             lesson_player.problem_of_step()
             exercises.report_score()
