@@ -159,8 +159,10 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     in_link = url_state.unknown_in_link(known) if opened or in_step else []  # taken out of the address
     st.session_state[slide.OFFERS] = 0  # the crowded rows of this run (attn_ui.steps.row) count from here
     ignored = url_state.restore(restoring, navigated) + (in_step or in_link)
-    # The link's ignored values are shown (by Slides, above the sections) until the user changes a control: runs
-    # that follow the window's report of its size, unasked, show them again (one may stop the first before publish).
+    # The link's ignored values are shown (above the sections, at the run's end: publish) until the user changes a
+    # control: runs that follow the window's report of its size, unasked, show them again (one may stop the first
+    # before publish). From the view's first run on, the values the runs leave are kept to tell the user's changes
+    # from the app's (a link's value a section moves: url_state.keep_in).
     if ignored or opened:
         st.session_state[url_state.IGNORED], st.session_state[url_state.PUBLISHED] = ignored, _values(restoring)
     elif _values(restoring) != st.session_state.get(url_state.PUBLISHED):
@@ -241,8 +243,12 @@ class Slides:
         why = "a slide shows one section" if slide_number == ALL_SECTIONS else f"this view has {last} sections"
         url_state.keep_in("slide", numbers, nearest, why=why)
         self.current = st.session_state["slide"]
-        parts = sections[self.current - 1].parts if slide.presenting() else 1
-        self.open_part = url_state.keep_in("part", range(1, parts + 1), 1)
+        if slide.presenting():
+            parts = sections[self.current - 1].parts
+            why = f"section {self.current} takes {parts} slide{'s' if parts > 1 else ''}"
+            self.open_part = url_state.keep_in("part", range(1, parts + 1), 1, why=why)
+        else:  # a scrolling page shows the section whole
+            self.open_part = st.session_state["part"] = 1
         self._picker_drawn = False
         # Two elements in both modes, so that the sections keep their place in the page.
         if slide.presenting():

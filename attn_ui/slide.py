@@ -57,7 +57,9 @@ PAGE_TYPE_PX = 16
 # on its element), else they live on with their old ``known`` and ``wide`` and report again after every redraw (after
 # leaving presenter mode, a second run for every change: twice the redraw time). On a slide it also takes the keyboard
 # from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an input has the
-# focus, and the toggle keeps it in the closed sidebar.
+# focus, and the toggle keeps it in the closed sidebar. A scrolling page that has not reported its size sends it with
+# that toggle's click (the mouse's or the keyboard's), in the same moment as the toggle's own rerun: the first slide is
+# then laid out for the window, not for SMALLEST and again after the slide has reported.
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data, parentElement }) {
   parentElement.stopReports?.();
@@ -72,6 +74,12 @@ export default function({ setStateValue, data, parentElement }) {
     const matters = size[0] >= wide || (known && known[0] >= wide);
     if (matters && !(known && size.every((n, i) => n === known[i]))) setStateValue("size", size);
   };
+  const withToggle = event => {
+    if (!event.target.closest?.(".st-key-present")) return;
+    const size = [window.innerWidth, window.innerHeight, 0];
+    if (!(known && size[0] === known[0] && size[1] === known[1])) setStateValue("size", size);
+  };
+  if (!notes) document.addEventListener("click", withToggle, true);
   let timer;
   const later = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
   window.addEventListener("resize", later);
@@ -79,7 +87,12 @@ export default function({ setStateValue, data, parentElement }) {
   const main = document.querySelector("[data-testid='stMainBlockContainer']");
   if (notes && main) content.observe(main);  // fires once at once, then as the page's content changes size
   else report();
-  const stop = () => { clearTimeout(timer); content.disconnect(); window.removeEventListener("resize", later); };
+  const stop = () => {
+    clearTimeout(timer);
+    content.disconnect();
+    window.removeEventListener("resize", later);
+    document.removeEventListener("click", withToggle, true);
+  };
   parentElement.stopReports = stop;
   return stop;
 }

@@ -152,6 +152,12 @@ def _record_runs(page, websocket) -> None:
     websocket.on("framesent", on_sent)
 
 
+def run_events(page) -> list[str]:
+    """What the page's socket has carried so far, in order: "new_session" (a run began), "script_finished" (one
+    ended, or stopped for a rerun) and "rerun_script" (the page asked for a run)."""
+    return list(_runs[page])
+
+
 def finished_runs(page) -> int:
     """How many script runs (full or fragment) the app has reported finished to this page."""
     return _runs[page].count("script_finished")

@@ -20,6 +20,7 @@ from tests.browser_support import (
     exception_texts,
     finished_runs,
     rerun,
+    run_events,
     settle_layout,
     settle_runs,
     skip_without_browser,
@@ -267,6 +268,30 @@ def test_right_arrow_steps_the_slides_straight_after_presenter_mode_is_switched_
         page.keyboard.press("ArrowRight")
     settle_layout(page)
     assert "Step 2 of" in main.inner_text() and not exception_texts(page)
+
+
+@pytest.mark.parametrize("key", ["mouse", "Space"])
+def test_switching_presenter_mode_on_lays_the_first_slide_out_once_for_the_window(server, browser, key):
+    """A scrolling page narrower than slide.WIDE_PX draws the same whatever its size and does not report it; the first
+    slide was laid out for the smallest screen, then again once the slide had reported the window's size: two full
+    redraws. The size now goes with the toggle's switch, by the mouse or the keyboard: no run is asked for after the
+    slide's, which is magnified for the 1440 × 900 window (slide.zoom)."""
+    page = visit(browser, f"{server}/Pipeline", viewport=(1440, 900))
+    settle_layout(page)
+    toggle = page.locator("label").filter(has_text="Presenter mode")
+    before = len(run_events(page))
+    with rerun(page):
+        if key == "mouse":
+            toggle.click()
+        else:
+            page.locator(".st-key-present input").focus()
+            page.keyboard.press(key)
+    settle_layout(page)
+    page.wait_for_timeout(1000)  # a report comes 150 ms after the slide stops changing, and its run after it
+    events = run_events(page)[before:]
+    assert "rerun_script" not in events[events.index("script_finished") :], events
+    zoom = page.evaluate("() => document.querySelector(\"[data-testid='stMainBlockContainer']\").currentCSSZoom")
+    assert zoom == 1.125 and not exception_texts(page)
 
 
 def test_leaving_presenter_mode_brings_the_sidebar_back(server, browser):
