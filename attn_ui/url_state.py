@@ -275,7 +275,8 @@ def restore(params: Iterable[Param], navigated: bool) -> list[str]:
     """Before the controls: give each control not yet on screen, or every control after Back or Forward
     (``navigated``: history_navigation), its value from the URL. Returns the values not used as given, each with its
     reason (for ``report_ignored``): the link's, and text typed into a box whose parameter refuses it (``Param.typed``:
-    document lengths "3, x")."""
+    document lengths "3, x"). The values taken from the link are recorded (LINKED), for ``keep_in`` to say which of
+    them the other settings do not offer."""
     problems, linked = [], {}
     for param in params:
         if param.key in st.session_state and not navigated:
