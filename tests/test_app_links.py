@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from attn_ui import url_state
-from attn_ui.page import COST, MULTI_HEAD, PRESENTER, VIEWS
+from attn_ui.page import COST, MULTI_HEAD, PIPELINE, PRESENTER, VIEWS
 from tests.conftest import assert_clean, open_view, texts
 from tests.test_fuzz import PARAMS
 
@@ -92,8 +92,7 @@ def test_a_links_value_the_other_settings_do_not_offer_is_moved_and_said_until_a
     """ "query=5" asks for the sixth token of a two-word sentence: the section that draws the query takes its last word
     and says so, with the reason, on every run until the user changes a control; a query the sentence has is kept
     without a word, and the same fallback after the user's own change of the sentence is not the link's to report."""
-    pipeline = next(view for view in VIEWS if view.url_path == "Pipeline")
-    at = open_view(pipeline.path, text="cats sleep", query="5", slide="6")
+    at = open_view(PIPELINE.path, text="cats sleep", query="5", slide="6")
     assert_clean(at)
     (said,) = warned_values(at)
     assert "query = “5”: the sentence has 2 tokens (0 to 1); 1 used" in said
@@ -104,9 +103,9 @@ def test_a_links_value_the_other_settings_do_not_offer_is_moved_and_said_until_a
     assert_clean(at)
     assert not warned_values(at) and at.session_state["query"] == 1  # the user's change: the query stays
 
-    at = open_view(pipeline.path, text="cats sleep", query="0", slide="6")
+    at = open_view(PIPELINE.path, text="cats sleep", query="0", slide="6")
     assert not warned_values(at) and at.session_state["query"] == 0
-    at = open_view(pipeline.path, text="cats sleep all day", query="3", slide="6")  # the user's sentence, shortened
+    at = open_view(PIPELINE.path, text="cats sleep all day", query="3", slide="6")  # the user's sentence, shortened
     at.text_area(key="text").set_value("cats sleep").run()
     assert_clean(at)
     assert not warned_values(at) and at.session_state["query"] == 1
