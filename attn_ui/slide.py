@@ -59,7 +59,9 @@ PAGE_TYPE_PX = 16
 # from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an input has the
 # focus, and the toggle keeps it in the closed sidebar. A scrolling page that has not reported its size sends it with
 # that toggle's click (the mouse's or the keyboard's), in the same moment as the toggle's own rerun: the first slide is
-# then laid out for the window, not for SMALLEST and again after the slide has reported.
+# then laid out for the window, not for SMALLEST and again after the slide has reported. While a report waits for its
+# 150 ms, ``window.attentionExplorerSizeReportDue`` is true: a page that looks settled then is about to rerun (the
+# browser tests wait for it; on a busy machine the timer fires late).
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data, parentElement }) {
   parentElement.stopReports?.();
@@ -81,7 +83,12 @@ export default function({ setStateValue, data, parentElement }) {
   };
   if (!notes) document.addEventListener("click", withToggle, true);
   let timer;
-  const later = () => { clearTimeout(timer); timer = setTimeout(report, 150); };
+  const due = pending => { window.attentionExplorerSizeReportDue = pending; };  // read by whoever waits for the page
+  const later = () => {
+    clearTimeout(timer);
+    due(true);
+    timer = setTimeout(() => { due(false); report(); }, 150);
+  };
   window.addEventListener("resize", later);
   const content = new ResizeObserver(later);
   const main = document.querySelector("[data-testid='stMainBlockContainer']");
@@ -89,6 +96,7 @@ export default function({ setStateValue, data, parentElement }) {
   else report();
   const stop = () => {
     clearTimeout(timer);
+    due(false);
     content.disconnect();
     window.removeEventListener("resize", later);
     document.removeEventListener("click", withToggle, true);

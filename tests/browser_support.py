@@ -265,7 +265,8 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
     and run), every chart on display drawn, the app idle and no change to the page's elements (a node, an attribute
     or a text) for ``quiet_ms``, and every chart's box the same in every check 50 ms apart. The browser keeps adding
     elements for a moment after the app's run has finished, and Vega redraws width-filling charts asynchronously
-    after a resize. The changes are those ``visit``'s LAST_CHANGE records. The quiet counts from now, or, on a page
+    after a resize; a slide's report of its size and notes (attn_ui.slide) may be due, and the run it brings with it.
+    The changes are those ``visit``'s LAST_CHANGE records. The quiet counts from now, or, on a page
     whose last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its last change,
     whichever came later: a page left alone while another was waited for has settled."""
     settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
@@ -286,7 +287,8 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
                 changed = Math.max(changed, window.lastChange);
                 if ((checks++ > 0 && current !== quietBoxes) || !idle) changed = now;
                 quietBoxes = current;
-                quiet = checks > 1 && drawn && now - changed >= quietMs;
+                const reportDue = window.attentionExplorerSizeReportDue === true;  // attn_ui.slide: a rerun to come
+                quiet = checks > 1 && drawn && !reportDue && now - changed >= quietMs;
             } catch (error) {  // an element went while it was measured: not settled yet
                 changed = now;
             }
