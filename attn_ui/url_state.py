@@ -357,6 +357,12 @@ def keep_in(key: str, options: Sequence[Any], fallback: Any, why: str = "not off
     return value
 
 
+def keep_index(key: str, count: int, fallback: int, counted: str) -> int:
+    """``keep_in`` for a position among ``count`` (a token of the sentence, a head): a link's past the end is said
+    with ``counted`` ("the sentence has 2 tokens") and the positions there are ("0 to 1")."""
+    return keep_in(key, range(count), fallback, why=f"{counted} (0 to {count - 1})")
+
+
 def publish(params: Iterable[Param]) -> None:
     """After the controls: write their current values to the URL (defaults are left out)."""
     for param in params:

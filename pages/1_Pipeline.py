@@ -231,8 +231,7 @@ if slides.show(5):
         )
 
 if slides.show(6):
-    sentence_has = f"the sentence has {len(queries)} tokens (0 to {len(queries) - 1})"
-    url_state.keep_in("query", range(len(queries)), last_word(queries), why=sentence_has)
+    url_state.keep_index("query", len(queries), last_word(queries), f"the sentence has {len(queries)} tokens")
     with slides.section_controls():
         query = st.selectbox("Query token", range(len(queries)), format_func=lambda i: f"{i}: {queries[i]}", key="query")
     one_query_blocks(queries[query], keys, steps.scaled[b, query], steps.weights[b, query], steps.context[b, query])

@@ -67,9 +67,7 @@ with slides.controls:
     d_model = PARAMS.d_model.number_input("Model width C")
     asked_heads = PARAMS.heads.number_input("Heads h", help="Must divide C: each head gets C/h features.")
     n_heads = nearest_head_counts(d_model, asked_heads)[0]
-    url_state.keep_in(
-        "head", range(n_heads), min(values.head, n_heads - 1), why=f"there are {n_heads} heads (0 to {n_heads - 1})"
-    )
+    url_state.keep_index("head", n_heads, min(values.head, n_heads - 1), f"there are {n_heads} heads")
     head = st.selectbox("Head to open", range(n_heads), key="head")
     page.SEED.number_input("Seed", help="Seeds the toy embeddings and W_Q, W_K, W_V, W_O.")
 
