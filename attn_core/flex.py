@@ -15,21 +15,33 @@ from collections.abc import Callable
 
 import torch
 from torch import Tensor
-from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+from torch._dynamo.exc import FailOnRecompileLimitHit
+from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 
 from attn_core.masks import Mask
 
-RECOMPILES = 128  # compiled kernels kept for flex_attention, one per mask and shape (torch's default, 8, falls back
-# to running it uncompiled, very slowly, once a server has seen eight)
+RECOMPILES = 128  # compiled kernels kept for flex_attention, one per mask and shape (torch's default: 8)
 
 
 @functools.cache
 def compiled() -> Callable[..., Tensor]:
     """flex_attention compiled (once per process: its compiled kernels are kept for every later call). Static shapes:
     a kernel per length, as the sweep measures them; torch's kernel for dynamic shapes fails to build on a CPU here
-    (Inductor's C++ template, torch 2.13)."""
+    (Inductor's C++ template, torch 2.13). As one graph (fullgraph): where a new mask or shape would pass the
+    RECOMPILES kernels kept, Dynamo then raises rather than run flex_attention uncompiled from then on (every head's
+    T × T scores in memory: neither the kernel's time nor its memory); ``attend`` starts over."""
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILES)
-    return torch.compile(flex_attention, dynamic=False)
+    return torch.compile(flex_attention, dynamic=False, fullgraph=True)
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, block_mask: BlockMask) -> Tensor:
+    """Compiled flex_attention of q, k, v (B, H, T, d) under ``block_mask``. Past the kernels kept, they are dropped
+    (torch._dynamo.reset: this process compiles nothing else) and this call's kernel is compiled anew."""
+    try:
+        return compiled()(q, k, v, block_mask=block_mask)
+    except FailOnRecompileLimitHit:
+        torch._dynamo.reset()
+        return compiled()(q, k, v, block_mask=block_mask)
 
 
 @functools.cache
@@ -55,5 +67,4 @@ def runner(q: Tensor, k: Tensor, v: Tensor, mask: Mask) -> Callable[[], Tensor]:
     as a model makes it once per batch (for no mask too: without one, each call makes a T × T one of its own)."""
     t = q.shape[-2]
     blocks = create_block_mask(mask.mask_mod(t), None, None, t, t, device=q.device)
-    attend = compiled()
     return lambda: attend(q, k, v, block_mask=blocks)

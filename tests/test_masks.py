@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 from attn_core import (
     causal_mask,
@@ -194,6 +195,25 @@ def test_flexattentions_memory_estimate_covers_its_block_mask_and_its_calls(t):
     measured = max(made, peak_bytes(call, torch.device("cpu")))
     estimate = settings.working_bytes("flex", t)
     assert measured <= estimate < 1.5 * measured + 2 * MIB  # an upper bound, and a close one
+
+
+def test_flexattention_past_the_kernels_kept_compiles_anew_and_never_runs_uncompiled():
+    """Dynamo keeps a number of compiled kernels for flex_attention (flex.RECOMPILES), one per mask and shape; past it,
+    it would run flex_attention uncompiled for the rest of the process, every head's T × T scores in memory (a whole
+    test suite in one process came to it). Here it keeps one: a second length still runs compiled, and right."""
+    flex.compiled()  # sets the number kept, which the test then lowers
+    documents = Mask.parse("documents:4")
+    with torch._dynamo.config.patch(recompile_limit=1):
+        for t in (64, 256):
+            q, k, v = (torch.randn(1, 8, t, 64) for _ in range(3))
+            call = flex.runner(q, k, v, documents)
+            out = call()  # the first call compiles
+            assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=documents.boolean(t)), atol=1e-5)
+        compiled_peak = peak_bytes(call, torch.device("cpu"))
+    blocks = create_block_mask(documents.mask_mod(t), None, None, t, t)
+    uncompiled = peak_bytes(lambda: flex_attention(q, k, v, block_mask=blocks), torch.device("cpu"))
+    assert uncompiled > 8 * t * t * 4  # every head's scores: what a call past the limit would hold
+    assert compiled_peak < uncompiled / 3
 
 
 # --- the Mask object ---------------------------------------------------------------------------
