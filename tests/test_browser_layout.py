@@ -437,25 +437,6 @@ def key_tour(n: int) -> list[tuple[str, int]]:
     return [("ArrowRight", 2), ("ArrowLeft", 1), ("PageDown", 2), ("PageUp", 1)]
 
 
-@pytest.mark.parametrize("view", VIEWS, ids=lambda view: view.url_path)
-def test_presenter_mode_keys_move_between_slides(server, browser, view):
-    """A presenter moves through the slides with the arrow keys or a clicker (PageDown/PageUp); the "Step k of n"
-    caption follows, and so does the URL: a reload or a shared link opens the same slide."""
-    page = visit(browser, f"{server}/{view.url_path}?present=on", viewport=DARK_VIEWPORT)
-    try:
-        first, n = shown_step(page)
-        assert (first, n >= 2) == (1, True), f"{view.label}: opens at 'Step {first} of {n}', wanted step 1 of 2 or more"
-        for key, step in key_tour(n) + [("ArrowRight", 2)]:
-            press(page, key, step)
-            assert shown_step(page) == (step, n), f"{view.label}: after {key} the page shows {shown_step(page)}"
-            assert not exception_texts(page), f"{view.label}, step {step}: {exception_texts(page)}"
-        with rerun(page):
-            page.reload()
-        assert shown_step(page) == (2, n), f"{view.label}: {page.url} opens at step {shown_step(page)}, not 2"
-    finally:
-        page.close()
-
-
 def test_presenter_mode_opens_the_slide_in_the_url(server, browser):
     """A link to a slide (a bookmark, or the reload after a crash mid-talk) opens that slide."""
     page = visit(browser, f"{server}/Pipeline?present=on&slide=3", viewport=DARK_VIEWPORT)
@@ -467,7 +448,8 @@ def test_presenter_mode_opens_the_slide_in_the_url(server, browser):
 
 @pytest.fixture(scope="module")
 def dark_presenter(server, browser):
-    """Each view in presenter mode and the dark theme, opened once and shared by the tests that only read it."""
+    """Each view in presenter mode and the dark theme, opened once and shared by the presenter-mode tests below: those
+    that read it first, then the key tour, which moves it to another slide."""
     pages = {}
 
     def open_view(view):
@@ -500,3 +482,20 @@ def test_presenter_mode_dark_theme_has_no_exception(dark_presenter, view):
     assert not exception_texts(page), f"{view.label}, presenter mode, dark: {exception_texts(page)}"
     background = page.locator("[data-testid='stApp']").evaluate("element => getComputedStyle(element).backgroundColor")
     assert luminance(rgba(background)) < MAX_DARK_LUMINANCE, f"{view.label}, presenter mode, dark: background {background}"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda view: view.url_path)
+def test_presenter_mode_keys_move_between_slides(dark_presenter, view):
+    """A presenter moves through the slides with the arrow keys or a clicker (PageDown/PageUp); the "Step k of n"
+    caption follows, and so does the URL: a reload or a shared link opens the same slide. (On the page the tests
+    above have read, which this one leaves on another slide.)"""
+    page = dark_presenter(view)
+    first, n = shown_step(page)
+    assert (first, n >= 2) == (1, True), f"{view.label}: opens at 'Step {first} of {n}', wanted step 1 of 2 or more"
+    for key, step in key_tour(n) + [("ArrowRight", 2)]:
+        press(page, key, step)
+        assert shown_step(page) == (step, n), f"{view.label}: after {key} the page shows {shown_step(page)}"
+        assert not exception_texts(page), f"{view.label}, step {step}: {exception_texts(page)}"
+    with rerun(page):
+        page.reload()
+    assert shown_step(page) == (2, n), f"{view.label}: {page.url} opens at step {shown_step(page)}, not 2"
