@@ -42,7 +42,7 @@ LESSON = Param("lesson", "", lesson_name)
 LESSON_STEP = Param("lesson_step", 1, url_state.Integer(1, 99))
 PARAMS = (LESSON, LESSON_STEP)
 GOING = "_lesson_going"  # session state: the step Previous or Next asked for, opened by the next run's setup
-ARRIVED = "_lesson_arrived"  # session state: the step just opened, whose link the view checks (unknown_parameters)
+ARRIVED = "_lesson_arrived"  # session state: the step just opened, until a run of it finishes (arriving)
 KEPT = ("lesson", "lesson_step", ARRIVED, DRAFT)  # session state kept from one view to the next
 
 
@@ -100,9 +100,22 @@ def leave() -> None:
         st.query_params.pop(key, None)
 
 
+def arriving() -> bool:
+    """Whether a step has been opened and no run of it has finished yet. Such a run takes the step's values from its
+    link, as the first did: the first may have been stopped by a rerun the browser asked for before it learnt of the
+    new step (its report of the notes' height, say), which brings the controls' values of the step before."""
+    return ARRIVED in st.session_state
+
+
+def arrived() -> None:
+    """At the end of a run (page.publish): the step on screen, if one was opened, is shown with its link's values."""
+    st.session_state.pop(ARRIVED, None)
+
+
 def unknown_parameters(known: set[str]) -> list[str]:
-    """On the run that opened a step: the parameters of its link that this view does not have, each with its reason."""
-    arrived, found = st.session_state.pop(ARRIVED, None), current_step()
+    """On the runs that open a step (arriving): the parameters of its link that this view does not have, each with its
+    reason."""
+    arrived, found = st.session_state.get(ARRIVED), current_step()
     if arrived is None or found is None or found[0] != arrived:
         return []
     number, step = found

@@ -151,7 +151,8 @@ def setup(view: View, params: tuple[Param, ...] = ()) -> url_state.Values:
     restoring = params + PRESENTER if view != HOME else params
     known = {param.key for param in params + PRESENTER}  # Home's link may name a lesson, which follow() opened
     in_step = lesson_player.unknown_parameters(known)  # a lesson step just opened: its link's, the step named
-    opened = st.session_state.get("_view") != view.path  # the view's first run: its link as the user opened it
+    # The view's first run, or a lesson step's until one finishes: its link as the user, or the lesson, opened it.
+    opened = st.session_state.get("_view") != view.path or lesson_player.arriving()
     if opened:
         for key in [key for key in st.session_state if key not in KEPT_ACROSS_VIEWS]:
             del st.session_state[key]
@@ -200,6 +201,7 @@ def publish(params: tuple[Param, ...]) -> None:
         with report:
             report_ignored()
     exercises.finish()  # a lesson step's question, asked about what the section drew
+    lesson_player.arrived()
     url_state.publish(params + PRESENTER)
     downloads.share(params + PRESENTER)
     st.session_state[url_state.PUBLISHED] = _values(params + PRESENTER)
