@@ -12,6 +12,7 @@ from attn_ui.lessons import available, load
 from tests.browser_support import (
     exception_texts,
     rerun,
+    run_events,
     running_app,
     settle_runs,
     skip_without_browser,
@@ -65,7 +66,13 @@ def answer_and_check(page) -> None:
         with rerun(page, timeout_s=120):
             train.click()
         settle_runs(page)
-    number = page.locator(".st-key-_exercise_given input")
+    given = page.locator(".st-key-_exercise_given")
+    try:
+        given.wait_for(state="attached", timeout=60_000)
+    except PlaywrightError as error:  # say what the step shows instead, and what its page's runs were
+        shown = page.locator("[data-testid='stMain']").inner_text(timeout=5_000)[:600]
+        raise AssertionError(f"no question at {page.url}; the runs {run_events(page)[-8:]}; the page shows: {shown!r}") from error
+    number = given.locator("input")
     with rerun(page):  # the answer is the app's before Check is pressed
         if number.count():
             number.fill("1")
