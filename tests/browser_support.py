@@ -256,8 +256,6 @@ LAST_CHANGE = """
 window.lastChange = performance.now();
 new MutationObserver(() => { window.lastChange = performance.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-const send = WebSocket.prototype.send;
-WebSocket.prototype.send = function (...message) { window.lastChange = performance.now(); return send.apply(this, message); };
 """
 
 
@@ -268,11 +266,9 @@ def settle_layout(page, timeout_s: float = 20, quiet_ms: int = 250, acted_s_ago:
     or a text) for ``quiet_ms``, and every chart's box the same in every check 50 ms apart. The browser keeps adding
     elements for a moment after the app's run has finished, and Vega redraws width-filling charts asynchronously
     after a resize; a slide's report of its size and notes (attn_ui.slide) may be due, and the run it brings with it.
-    The changes are those ``visit``'s LAST_CHANGE records, and a message the page sends to the app counts as one: a
-    size report sent on a busy machine may reach the app, and its rerun the page, after the page has been quiet for
-    ``quiet_ms``, and the test's record of the message (settle_runs) may arrive later still. The quiet counts from
-    now, or, on a page whose last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its
-    last change, whichever came later: a page left alone while another was waited for has settled."""
+    The changes are those ``visit``'s LAST_CHANGE records. The quiet counts from now, or, on a page
+    whose last action (a key, a resize, a theme) was ``acted_s_ago`` seconds ago, from then or its last change,
+    whichever came later: a page left alone while another was waited for has settled."""
     settled = """([quietMs, timeoutMs, idleSelector, actedAgoMs]) => new Promise(done => {
         const shown = selector => [...document.querySelectorAll(selector)]
             .filter(element => element.getClientRects().length > 0);  // not those in a hidden tab
