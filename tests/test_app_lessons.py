@@ -10,7 +10,7 @@ import pytest
 
 from attn_ui import lessons
 from attn_ui.lesson_builder import BUILDER
-from attn_ui.lesson_player import DRAFT
+from attn_ui.lesson_player import ARRIVED, DRAFT
 from attn_ui.lessons import available, from_data, load, parse
 from attn_ui.page import VIEWS
 from tests.conftest import assert_clean, open_all, open_view, shown, texts
@@ -248,8 +248,6 @@ def test_a_step_opened_on_the_same_view_keeps_its_link_when_the_browser_reruns_w
     run that opens step 3 can be stopped before it finishes by a rerun the browser asked for before it learnt of the
     step: its report of the notes' height, carrying the section picker's value of step 2. That run still opens step 3
     as its link says, not step 3 on step 2's slide (seen in Chromium on a busy machine)."""
-    from attn_ui.lesson_player import ARRIVED
-
     name = "revision-questions-across-the-views"
     lesson = load(SHIPPED[name])
     at = open_view(None, lesson=name, lesson_step="2")

@@ -78,7 +78,7 @@ def answer_and_check(page) -> None:
             number.fill("1")
             number.press("Enter")
         else:  # a token to choose
-            page.locator(".st-key-_exercise_given button").first.click()
+            given.locator("button").first.click()
     settle_runs(page)
     with rerun(page):
         page.get_by_role("button", name="Check").click()
