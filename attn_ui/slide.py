@@ -47,21 +47,24 @@ SIDEBAR_PX = 300
 PAGE_SIDE_PX = 80
 PAGE_TYPE_PX = 16
 
-# The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize, but
-# only where the size matters: on a slide always, on a scrolling page when the window is or was at least ``wide``
-# pixels wide (a narrower one draws as it always did, and a report would only cost a rerun). On a slide (``notes``:
-# the notes' container's key) it adds the notes' height, measured 150 ms after the page's content last changed size,
-# as it does when a note comes, goes or wraps anew. The script's last known report comes back as ``known``, so that a
-# remount with the same size and notes reports nothing. Streamlit calls the function again whenever ``data`` changes
-# but runs the returned cleanup only when the element goes: each call stops the listeners of the one before (``stop``
-# on its element), else they live on with their old ``known`` and ``wide`` and report again after every redraw (after
-# leaving presenter mode, a second run for every change: twice the redraw time). On a slide it also takes the keyboard
-# from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an input has the
-# focus, and the toggle keeps it in the closed sidebar. A scrolling page that has not reported its size sends it with
-# that toggle's click (the mouse's or the keyboard's), in the same moment as the toggle's own rerun: the first slide is
-# then laid out for the window, not for SMALLEST and again after the slide has reported. While a report waits for its
-# 150 ms, ``window.attentionExplorerSizeReportDue`` is true: a page that looks settled then is about to rerun (the
-# browser tests wait for it; on a busy machine the timer fires late).
+# The window's size, read in the browser. It reports on opening and, 150 ms after the last change, on a resize, but only
+# where the size matters: on a slide always, on a scrolling page when the window is or was at least ``wide`` pixels wide
+# (a narrower one draws as it always did, and a report would only cost a rerun). On a slide (``notes``: the notes'
+# container's key) it adds the notes' height, measured 150 ms after the page's content last changed size, as it does
+# when a note comes, goes or wraps anew, and only once the app's run has ended and 150 ms more have passed: a report's
+# rerun carries the controls' values as the browser holds them, which until it has drawn a run's elements are those of
+# the run before (a lesson's step, reported on before it was drawn whole, went back to the step before's section), and a
+# layout measured in the middle of a run is not the one the run leaves. The script's last known report comes back as
+# ``known``, so that a remount with the same size and notes reports nothing. Streamlit calls the function again whenever
+# ``data`` changes but runs the returned cleanup only when the element goes: each call stops the listeners of the one
+# before (``stop`` on its element), else they live on with their old ``known`` and ``wide`` and report again after every
+# redraw (after leaving presenter mode, a second run for every change: twice the redraw time). On a slide it also takes
+# the keyboard from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an
+# input has the focus, and the toggle keeps it in the closed sidebar. A scrolling page that has not reported its size
+# sends it with that toggle's click (the mouse's or the keyboard's), in the same moment as the toggle's own rerun: the
+# first slide is then laid out for the window, not for SMALLEST and again after the slide has reported. While a report
+# waits (its 150 ms, the run), ``window.attentionExplorerSizeReportDue`` is true: a page that looks settled then is about to
+# rerun (the browser tests wait for it; on a busy machine the timer fires late).
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data, parentElement }) {
   parentElement.stopReports?.();
@@ -82,12 +85,19 @@ export default function({ setStateValue, data, parentElement }) {
     if (!(known && size[0] === known[0] && size[1] === known[1])) setStateValue("size", size);
   };
   if (!notes) document.addEventListener("click", withToggle, true);
-  let timer;
+  let timer, waited = false;
   const due = pending => { window.attentionExplorerSizeReportDue = pending; };  // read by whoever waits for the page
+  const app = () => document.querySelector("[data-testid='stApp']")?.dataset.testScriptState;  // Streamlit's run state
+  const running = () => ["running", "rerunRequested"].includes(app());
   const later = () => {
     clearTimeout(timer);
     due(true);
-    timer = setTimeout(() => { due(false); report(); }, 150);
+    timer = setTimeout(() => {
+      if (running()) waited = true;  // the run's elements still arrive: wait for it to end, and a moment more
+      else if (!waited) return due(false), report();
+      else waited = false;
+      later();
+    }, 150);
   };
   window.addEventListener("resize", later);
   const content = new ResizeObserver(later);

@@ -158,6 +158,16 @@ def run_events(page) -> list[str]:
     return list(_runs[page])
 
 
+def asked_while_running(page) -> int:
+    """How many runs the page asked for while one was still running (a report of the window's size sent before the
+    page had drawn a run whole: attn_ui.slide)."""
+    count, running = 0, False
+    for kind in _runs[page]:
+        running = kind == "new_session" or (running and kind != "script_finished")
+        count += kind == "rerun_script" and running
+    return count
+
+
 def finished_runs(page) -> int:
     """How many script runs (full or fragment) the app has reported finished to this page."""
     return _runs[page].count("script_finished")
