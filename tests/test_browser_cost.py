@@ -11,7 +11,17 @@ import time
 import pytest
 
 from attn_ui.measure import MEASURE
-from tests.browser_support import IDLE, exception_texts, finished_runs, rerun, settle_layout, skip_without_browser, visit
+from tests.browser_support import (
+    IDLE,
+    exception_texts,
+    finished_runs,
+    rerun,
+    settle_layout,
+    settle_runs,
+    skip_without_browser,
+    visit,
+)
+from tests.test_browser_slides import FULL_HD, SLIDE, problems_of
 
 skip_without_browser()
 WAITING = "Another sweep is running on this server"  # what a session is told while another sweep holds the lock
@@ -69,5 +79,25 @@ def test_a_log_axis_labels_its_powers_of_ten_only(server, browser, slide):
             )
             decades = [math.log10(float(text.replace(",", ""))) for text in texts]
             assert len(decades) >= 2 and all(abs(d - round(d)) < 1e-9 for d in decades), texts
+    finally:
+        page.close()
+
+
+def test_a_sweep_on_a_slide_outlives_a_resize_and_the_slide_then_fits_the_new_window(server, browser):
+    """A presenter starts a sweep on a 1024 × 576 slide and moves the window to a full-HD projector while it runs: the
+    window's report of its new size waits for the sweep's run to end (its rerun would stop the sweep), then the slide
+    is laid out for the new window, the sweep's own points drawn."""
+    page = visit(browser, f"{server}/Cost?present=on&slide=1&T_max=2048&repeats=5", viewport=(1024, 576))
+    try:
+        settle_runs(page)
+        page.get_by_role("button", name="Controls").click()
+        page.get_by_role("button", name=MEASURE).click()
+        page.get_by_text("Measuring T=").first.wait_for(timeout=REACH_S * 1000)
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        assert not page.locator(IDLE).count()  # resized while the sweep runs
+        settle_runs(page, timeout_s=REACH_S)
+        assert page.get_by_text("this server: time").count() == 1  # the sweep ran to its end: its slopes
+        slide = page.evaluate(SLIDE) | {"exceptions": exception_texts(page)}
+        assert not problems_of(slide, FULL_HD), problems_of(slide, FULL_HD)  # magnified 1.5 times, and it fits
     finally:
         page.close()
