@@ -93,9 +93,12 @@ export default function({ setStateValue, data, parentElement }) {
     clearTimeout(timer);
     due(true);
     timer = setTimeout(() => {
-      if (running()) waited = true;  // the run's elements still arrive: wait for it to end, and a moment more
-      else if (!waited) return due(false), report();
-      else waited = false;
+      if (!running() && !waited) {
+        due(false);
+        report();
+        return;
+      }
+      waited = running();  // while a run's elements arrive, wait for its end and 150 ms more
       later();
     }, 150);
   };

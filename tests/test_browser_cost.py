@@ -1,4 +1,5 @@
-"""The Cost view in a real browser: leaving the page stops a running sweep, so another session's sweep need not wait.
+"""The Cost view in a real browser: leaving the page stops a running sweep, so another session's sweep need not wait;
+resizing the window does not stop it.
 
 Needs Chromium at /usr/bin/chromium, as tests/test_browser.py (skipped without it, failing with REQUIRE_BROWSER=1).
 """
