@@ -184,9 +184,9 @@ def wait_for_runs(page, more_than: int, timeout_s: float = RUN_TIMEOUT_S) -> Non
 
 
 def wait_for_size_report(page, timeout_s: float = RUN_TIMEOUT_S) -> None:
-    """After the app's first run: wait until the run that follows the window's report of its size has finished. The
-    report may come while the first run still computes (a view's first visit fills its caches); that run then stops
-    for the new one, unfinished."""
+    """After the app's first run: wait until the run that follows the window's report of its size has finished. A
+    slide reports once its first run has ended; a wide scrolling page may report while its first run still computes
+    (a view's first visit fills its caches), and that run then stops for the new one, unfinished."""
     deadline = time.monotonic() + timeout_s
     while not (_runs[page].count("new_session") >= 2 and _runs[page][-1] == "script_finished"):
         if time.monotonic() > deadline:
