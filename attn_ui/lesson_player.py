@@ -103,7 +103,7 @@ def leave() -> None:
 def arriving() -> bool:
     """Whether a step has been opened and no run of it has finished yet. Such a run takes the step's values from its
     link, as the first did: the first may have been stopped by a rerun the browser asked for before it learnt of the
-    new step (its report of the notes' height, say), which brings the controls' values of the step before."""
+    new step (a click on the step before's slide, say), which brings the controls' values of the step before."""
     return ARRIVED in st.session_state
 
 

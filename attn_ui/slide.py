@@ -51,20 +51,21 @@ PAGE_TYPE_PX = 16
 # where the size matters: on a slide always, on a scrolling page when the window is or was at least ``wide`` pixels wide
 # (a narrower one draws as it always did, and a report would only cost a rerun). On a slide (``notes``: the notes'
 # container's key) it adds the notes' height, measured 150 ms after the page's content last changed size, as it does
-# when a note comes, goes or wraps anew, and only once the app's run has ended and 150 ms more have passed: a report's
-# rerun carries the controls' values as the browser holds them, which until it has drawn a run's elements are those of
-# the run before (a lesson's step, reported on before it was drawn whole, went back to the step before's section), and a
-# layout measured in the middle of a run is not the one the run leaves. The script's last known report comes back as
-# ``known``, so that a remount with the same size and notes reports nothing. Streamlit calls the function again whenever
-# ``data`` changes but runs the returned cleanup only when the element goes: each call stops the listeners of the one
-# before (``stop`` on its element), else they live on with their old ``known`` and ``wide`` and report again after every
-# redraw (after leaving presenter mode, a second run for every change: twice the redraw time). On a slide it also takes
-# the keyboard from the presenter-mode toggle just switched on: Streamlit's shortcuts (← and →) ignore keys while an
-# input has the focus, and the toggle keeps it in the closed sidebar. A scrolling page that has not reported its size
-# sends it with that toggle's click (the mouse's or the keyboard's), in the same moment as the toggle's own rerun: the
-# first slide is then laid out for the window, not for SMALLEST and again after the slide has reported. While a report
-# waits (its 150 ms, the run), ``window.attentionExplorerSizeReportDue`` is true: a page that looks settled then is about to
-# rerun (the browser tests wait for it; on a busy machine the timer fires late).
+# when a note comes, goes or wraps anew. Such a report (a resize's, the notes') waits until the app's run has ended, and
+# 150 ms more: its rerun carries the controls' values as the browser holds them, which until the browser has drawn a
+# run's elements are those of the run before (a lesson's step, reported on before it was drawn whole, went back to the
+# step before's section; a sweep's run would stop), and a layout measured in the middle of a run is not the one the run
+# leaves. The script's last known report comes back as ``known``, so that a remount with the same size and notes reports
+# nothing. Streamlit calls the function again whenever ``data`` changes but runs the returned cleanup only when the
+# element goes: each call stops the listeners of the one before (``stop`` on its element), else they live on with their
+# old ``known`` and ``wide`` and report again after every redraw (after leaving presenter mode, a second run for every
+# change: twice the redraw time). On a slide it also takes the keyboard from the presenter-mode toggle just switched on:
+# Streamlit's shortcuts (← and →) ignore keys while an input has the focus, and the toggle keeps it in the closed
+# sidebar. A scrolling page that has not reported its size sends it with that toggle's click (the mouse's or the
+# keyboard's), in the same moment as the toggle's own rerun: the first slide is then laid out for the window, not for
+# SMALLEST and again after the slide has reported. While a report waits, ``window.attentionExplorerSizeReportDue`` is
+# true: a page that looks settled then is about to rerun (the browser tests wait for it; on a busy machine the timer
+# fires late).
 _WINDOW_SIZE_JS = """
 export default function({ setStateValue, data, parentElement }) {
   parentElement.stopReports?.();

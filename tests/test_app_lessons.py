@@ -246,8 +246,9 @@ def test_an_uploaded_files_name_is_shown_as_typed():
 def test_a_step_opened_on_the_same_view_keeps_its_link_when_the_browser_reruns_with_the_step_before():
     """Next from step 2 to step 3 of the revision lesson stays on Multi-head (section 8 to section 7, part 2). The
     run that opens step 3 can be stopped before it finishes by a rerun the browser asked for before it learnt of the
-    step: its report of the notes' height, carrying the section picker's value of step 2. That run still opens step 3
-    as its link says, not step 3 on step 2's slide (seen in Chromium on a busy machine)."""
+    step (a click on step 2's slide; before attn_ui.slide's report waited for a run's end, the report of the notes'
+    height, seen in Chromium on a busy machine), carrying the section picker's value of step 2. The next run still
+    opens step 3 as its link says, not step 3 on step 2's slide."""
     name = "revision-questions-across-the-views"
     lesson = load(SHIPPED[name])
     at = open_view(None, lesson=name, lesson_step="2")
